@@ -1,0 +1,37 @@
+# The two commands of the README: `make run` (default benchmark) and `make test`.
+# Each one creates the virtual environment and installs the pinned dependencies first.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+CORES  ?= 2
+CONFIG ?= config/config.yaml
+STAMP  := $(VENV)/.installed
+
+export MLFLOW_TRACKING_URI ?= sqlite:///mlruns.db
+
+.PHONY: run test smoke ui report dag clean install benchmarks
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -e ".[test]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+dag: $(STAMP)
+	$(BIN)/snakemake -n --configfile $(CONFIG)
+
+ui: $(STAMP)
+	$(BIN)/mlflow ui --backend-store-uri $(MLFLOW_TRACKING_URI) --port 5000
+
+benchmarks: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf results reports/*/ .snakemake mlruns.db mlartifacts logs

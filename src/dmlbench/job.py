@@ -1,0 +1,58 @@
+"""One benchmark job: cached data -> for each of its splits: preprocessing (fit on train) ->
+fit -> evaluate -> result record. Records are the source of truth; MLflow only indexes them."""
+
+from __future__ import annotations
+
+from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
+
+from . import config, data, preprocess, protocols, records
+from .evaluate import PeakMemory, evaluate, stopwatch
+from .methods import registry as method_registry
+
+
+def method_seed(seed: int, split: int) -> int:
+    """The random_state given to randomised methods on split `split`."""
+    return seed * 10_000 + split
+
+
+def build_estimator(spec: dict, split: int):
+    """The method of `spec`, with `random_state` set per split when the config leaves it out."""
+    m = spec["method"]
+    params = dict(m["params"])
+    cls = method_registry.get(m["name"])
+    if "random_state" in cls._get_param_names() and params.get("random_state") is None:
+        params["random_state"] = method_seed(spec["seed"], split)
+    return method_registry.make(m["name"], params), params
+
+
+def run_split(spec: dict, dataset, index: int, threads: int, progress: bool) -> dict:
+    """Preprocess, fit and evaluate split `index`; return its record."""
+    split, info = protocols.load_split(spec["split_file"], index)
+    if info["dataset_sha256"] != dataset.meta["sha256"]:
+        raise ValueError(
+            f"split file {spec['split_file']} was made for other data than the cached "
+            f"'{dataset.name}' (sha256 differs); delete it and rerun"
+        )
+    X_train, X_test, pre_info = preprocess.fit_transform(
+        spec["preprocess"], dataset.X[split.train], dataset.X[split.test])
+    y_train, y_test = dataset.y[split.train], dataset.y[split.test]
+    est, params = build_estimator(spec, index)
+    timings: dict = {}
+    with PeakMemory(timings), threadpool_limits(limits=threads):
+        with stopwatch(timings, "fit"):
+            est.fit(X_train, y_train)
+        metrics = evaluate(est, X_test, y_train, y_test, spec["k"], spec["hubness_k"], timings,
+                           progress=progress)
+    key = config.job_key(spec["parent_key"], index)
+    return records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
+                         threads)
+
+
+def run(spec: dict, threads: int = 1, progress: bool = True) -> list[dict]:
+    """Run every split of the job described by `spec` (`dmlbench.config.job_spec`)."""
+    dataset = data.load(spec["dataset"]["name"], spec["cache"])
+    label = f"{spec['dataset']['label']} / {spec['method']['label']}"
+    return [run_split(spec, dataset, index, threads, progress)
+            for index in tqdm(spec["splits"], desc=label, unit="split", disable=not progress,
+                              mininterval=1.0)]

@@ -1,0 +1,11 @@
+"""Metric-learning methods behind one contract (DESIGN.md section 3), registered by name.
+
+    est = REGISTRY["lmnn"](n_neighbors=3)
+    est.fit(X_train, y_train)
+    dist, ind = est.kneighbors(X_query, n_neighbors=10)
+"""
+
+from . import baselines, euclidean  # noqa: F401  (registration side effects)
+from .registry import REGISTRY, get, make, register
+
+__all__ = ["REGISTRY", "get", "make", "register"]

@@ -1,0 +1,90 @@
+"""The method contract (DESIGN.md section 3) and the shared base of global linear metrics.
+
+Every method is a scikit-learn style estimator: `fit(X, y)` on the training part, then
+`kneighbors(X_query, n_neighbors)` returns (dist, ind), sorted, indices into the training set.
+`train_kneighbors(n_neighbors)` gives the leave-one-out neighbours of the training points, which
+model selection on training error uses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..neighbors import euclidean_kneighbors
+
+
+def check_training_data(X, y, min_classes: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Float features and integer-coded labels; `ValueError` naming the data problem."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise ValueError(f"X must be a 2-D array with at least 2 rows, got shape {X.shape}")
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got shape {y.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values")
+    n_classes = np.unique(y).size
+    if n_classes < min_classes:
+        raise ValueError(f"y has {n_classes} class(es); this method needs at least {min_classes}")
+    return X, y
+
+
+def check_query(X, n_features: int) -> np.ndarray:
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] != n_features:
+        raise ValueError(f"query X must have shape (n, {n_features}), got {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("query X contains NaN or infinite values")
+    return X
+
+
+class KNeighborsMethod(BaseEstimator):
+    """Base of all methods. Subclasses set `family`, `papers` (short names) and `kind`:
+    'global' (a linear map; `components_`, `transform`), 'asymmetric', 'local' or 'classifier'."""
+
+    family = "baseline"
+    papers: tuple[str, ...] = ()
+    kind = "global"
+
+    def kneighbors(self, X, n_neighbors: int):
+        raise NotImplementedError
+
+    def train_kneighbors(self, n_neighbors: int):
+        raise NotImplementedError
+
+    def fit_info(self) -> dict:
+        """Method-specific facts worth recording (chosen hyper-parameters, iterations, ...)."""
+        return {}
+
+
+class LinearMetric(KNeighborsMethod):
+    """A global Mahalanobis metric d(x, y) = ||L x - L y||, L = `components_` (r x D).
+
+    Subclasses implement `_learn_components(X, y)`; search is exact Euclidean search in the
+    transformed space.
+    """
+
+    kind = "global"
+    min_classes = 2
+
+    def fit(self, X, y):
+        X, y = check_training_data(X, y, self.min_classes)
+        self.n_features_in_ = X.shape[1]
+        self.components_ = np.asarray(self._learn_components(X, y), dtype=float)
+        self.embedding_ = self.transform(X)
+        return self
+
+    def _learn_components(self, X, y) -> np.ndarray:
+        raise NotImplementedError
+
+    def transform(self, X) -> np.ndarray:
+        return check_query(X, self.n_features_in_) @ self.components_.T
+
+    def kneighbors(self, X, n_neighbors: int, progress: bool = False):
+        return euclidean_kneighbors(self.transform(X), self.embedding_, n_neighbors,
+                                    progress=progress)
+
+    def train_kneighbors(self, n_neighbors: int):
+        return euclidean_kneighbors(self.embedding_, self.embedding_, n_neighbors,
+                                    exclude_self=True)

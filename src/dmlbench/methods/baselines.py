@@ -1,0 +1,143 @@
+"""Baselines from metric-learn 0.7.0 (LMNN, ITML, RCA, MMC/Xing, LFDA) behind the method contract.
+
+Each wrapper exposes metric-learn's main hyper-parameters under metric-learn's own names and
+defaults, so a config reads like metric-learn's documentation. The supervised variants draw their
+pairwise constraints or chunklets at random; `random_state` (set per split by the workflow when the
+config leaves it out) makes them reproducible.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .base import LinearMetric
+from .registry import register
+
+
+def _fit_metric_learn(name: str, learner, X, y):
+    """Fit a metric-learn learner and return its `components_`; errors name the method."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=FutureWarning)
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        try:
+            learner.fit(X, y)
+        except (ValueError, IndexError) as err:
+            raise ValueError(f"{name} (metric-learn) could not be fitted: {err}") from err
+    return learner.components_
+
+
+@register("lmnn")
+class LMNN(LinearMetric):
+    """Large-margin nearest neighbour (Weinberger & Saul 2009), metric-learn's `LMNN`."""
+
+    papers = ("am17", "sh17")
+
+    def __init__(self, n_neighbors=3, learn_rate=1e-7, regularization=0.5, max_iter=1000,
+                 min_iter=50, convergence_tol=1e-3, init="auto", n_components=None,
+                 random_state=None):
+        self.n_neighbors = n_neighbors
+        self.learn_rate = learn_rate
+        self.regularization = regularization
+        self.max_iter = max_iter
+        self.min_iter = min_iter
+        self.convergence_tol = convergence_tol
+        self.init = init
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def _learn_components(self, X, y):
+        import metric_learn
+
+        return _fit_metric_learn("lmnn", metric_learn.LMNN(**self.get_params()), X, y)
+
+
+@register("itml")
+class ITML(LinearMetric):
+    """Information-theoretic metric learning (Davis et al. 2007), `ITML_Supervised`."""
+
+    papers = ("sh17",)
+
+    def __init__(self, gamma=1.0, max_iter=1000, tol=1e-3, n_constraints=None,
+                 prior="identity", random_state=None):
+        self.gamma = gamma
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_constraints = n_constraints
+        self.prior = prior
+        self.random_state = random_state
+
+    def _learn_components(self, X, y):
+        import metric_learn
+
+        return _fit_metric_learn("itml", metric_learn.ITML_Supervised(**self.get_params()), X, y)
+
+
+@register("rca")
+class RCA(LinearMetric):
+    """Relevant component analysis (Bar-Hillel et al. 2005), metric-learn's `RCA`.
+
+    With `chunk_size=None` (the default) every class is one chunklet, the fully supervised case:
+    RCA whitens the pooled within-class covariance (the "RCA" of Oneata 2011, section 3.3).
+    With an integer `chunk_size`, `RCA_Supervised` draws `n_chunks` random chunklets of that size
+    from the labels, as metric-learn does.
+    """
+
+    papers = ("am17", "on11")
+
+    def __init__(self, n_components=None, chunk_size=None, n_chunks=100, random_state=None):
+        self.n_components = n_components
+        self.chunk_size = chunk_size
+        self.n_chunks = n_chunks
+        self.random_state = random_state
+
+    def _learn_components(self, X, y):
+        import metric_learn
+
+        if self.chunk_size is None:
+            learner = metric_learn.RCA(n_components=self.n_components)
+            return _fit_metric_learn("rca", learner, X, y)
+        learner = metric_learn.RCA_Supervised(
+            n_components=self.n_components, n_chunks=self.n_chunks, chunk_size=self.chunk_size,
+            random_state=self.random_state)
+        return _fit_metric_learn("rca", learner, X, y)
+
+
+@register("mmc")
+class MMC(LinearMetric):
+    """Mahalanobis metric for clustering (Xing et al. 2002; "Xing" in Abou-Moustafa 2017),
+    `MMC_Supervised`."""
+
+    papers = ("am17",)
+
+    def __init__(self, max_iter=100, max_proj=10000, tol=1e-6, diagonal=False, diagonal_c=1.0,
+                 n_constraints=None, init="identity", random_state=None):
+        self.max_iter = max_iter
+        self.max_proj = max_proj
+        self.tol = tol
+        self.diagonal = diagonal
+        self.diagonal_c = diagonal_c
+        self.n_constraints = n_constraints
+        self.init = init
+        self.random_state = random_state
+
+    def _learn_components(self, X, y):
+        import metric_learn
+
+        return _fit_metric_learn("mmc", metric_learn.MMC_Supervised(**self.get_params()), X, y)
+
+
+@register("lfda")
+class LFDA(LinearMetric):
+    """Local Fisher discriminant analysis (Sugiyama 2007), metric-learn's `LFDA`."""
+
+    papers = ("ch12",)
+
+    def __init__(self, n_components=None, k=None, embedding_type="weighted"):
+        self.n_components = n_components
+        self.k = k
+        self.embedding_type = embedding_type
+
+    def _learn_components(self, X, y):
+        import metric_learn
+
+        return _fit_metric_learn("lfda", metric_learn.LFDA(**self.get_params()), X, y)

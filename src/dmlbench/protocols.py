@@ -1,0 +1,137 @@
+"""Split protocols: stratified holdout R x p, (repeated) stratified k-fold, and the data set's
+given train/test split. Splits are index arrays, saved so that anyone can recompute any number.
+
+A protocol is a dict from the config, e.g. ``{"kind": "holdout", "repeats": 4,
+"train_fraction": 0.7}``, ``{"kind": "kfold", "folds": 10}`` or ``{"kind": "given"}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedShuffleSplit
+
+KINDS = ("holdout", "kfold", "given")
+
+
+@dataclass
+class Split:
+    """One train/test partition: indices into the data set."""
+
+    index: int
+    train: np.ndarray
+    test: np.ndarray
+
+
+def protocol_id(protocol: dict, seed: int) -> str:
+    """A readable, unique file name for a protocol and seed, e.g. ``holdout-p0.7-r4-seed0``."""
+    kind = protocol["kind"]
+    if kind == "given":
+        return "given"
+    parts = [f"{_ABBREV.get(k, k)}{v}" for k, v in sorted(protocol.items()) if k != "kind"]
+    return "-".join([kind, *parts, f"seed{seed}"])
+
+
+_ABBREV = {"repeats": "r", "train_fraction": "p", "folds": "k", "train_size": "n", "test_size": "t"}
+
+
+def n_splits(protocol: dict) -> int:
+    """How many splits a protocol makes."""
+    kind = protocol["kind"]
+    if kind == "holdout":
+        return int(protocol.get("repeats", 1))
+    if kind == "kfold":
+        return int(protocol["folds"]) * int(protocol.get("repeats", 1))
+    if kind == "given":
+        return 1
+    raise ValueError(f"protocol.kind must be one of {KINDS}, got {kind!r}")
+
+
+def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = None,
+                dataset: str = "?", drop_classes_below: int = 0) -> list[Split]:
+    """The splits of labels `y` under `protocol`, deterministic in `seed`.
+
+    Every class needs at least two members (one per side); a `ValueError` names the data set and
+    the class otherwise. Classes with fewer than `drop_classes_below` members are left out of
+    every split (a documented choice per data set in the config); indices stay those of `y`.
+    """
+    y = np.asarray(y)
+    if drop_classes_below:
+        classes, counts = np.unique(y, return_counts=True)
+        kept = np.flatnonzero(np.isin(y, classes[counts >= drop_classes_below]))
+        if protocol.get("kind") == "given" and given is not None:
+            given = {part: np.intersect1d(idx, kept) for part, idx in given.items()}
+            return make_splits(y, protocol, seed, given=given, dataset=dataset)
+        splits = make_splits(y[kept], protocol, seed, dataset=dataset)
+        return [Split(s.index, kept[s.train], kept[s.test]) for s in splits]
+    kind = protocol.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"protocol.kind must be one of {KINDS}, got {kind!r}")
+    if kind == "given":
+        if not given:
+            raise ValueError(
+                f"protocol 'given' needs a data set with its own train/test split; '{dataset}' "
+                "has none (use holdout or kfold)"
+            )
+        return [Split(0, np.sort(given["train"]), np.sort(given["test"]))]
+    classes, counts = np.unique(y, return_counts=True)
+    if counts.min() < 2:
+        small = classes[counts < 2].tolist()
+        raise ValueError(
+            f"data set '{dataset}': classes {small} have fewer than 2 samples, so a stratified "
+            "split cannot put them on both sides; set `drop_classes_below: 2` for this data set"
+        )
+    X_dummy = np.zeros((len(y), 1))
+    if kind == "holdout":
+        size = _holdout_sizes(protocol, len(y), len(classes), dataset)
+        splitter = StratifiedShuffleSplit(n_splits=n_splits(protocol), random_state=seed, **size)
+    else:
+        folds = int(protocol["folds"])
+        if folds < 2 or folds > len(y):
+            raise ValueError(f"protocol.folds must be in [2, n = {len(y)}], got {folds}")
+        splitter = RepeatedStratifiedKFold(n_splits=folds, n_repeats=int(protocol.get("repeats", 1)),
+                                           random_state=seed)
+    return [Split(i, np.sort(tr), np.sort(te))
+            for i, (tr, te) in enumerate(splitter.split(X_dummy, y))]
+
+
+def _holdout_sizes(protocol: dict, n: int, n_classes: int, dataset: str) -> dict:
+    if "train_size" in protocol:
+        train = int(protocol["train_size"])
+        test = int(protocol.get("test_size", n - train))
+    else:
+        fraction = float(protocol.get("train_fraction", 0.7))
+        if not 0 < fraction < 1:
+            raise ValueError(f"protocol.train_fraction must be in (0, 1), got {fraction}")
+        train = int(round(fraction * n))
+        test = n - train
+    if train < n_classes or test < n_classes or train + test > n:
+        raise ValueError(
+            f"data set '{dataset}' (n = {n}, {n_classes} classes): holdout sizes train = {train}, "
+            f"test = {test} are impossible (each side needs one sample per class, sum <= n)"
+        )
+    return {"train_size": train, "test_size": test}
+
+
+def save_splits(path, splits: list[Split], protocol: dict, seed: int, dataset_sha256: str) -> None:
+    """Save splits as `train_<i>`/`test_<i>` index arrays plus the protocol, atomically."""
+    from .files import write_npz
+
+    arrays = {}
+    for s in splits:
+        arrays[f"train_{s.index}"] = s.train
+        arrays[f"test_{s.index}"] = s.test
+    info = {"protocol": protocol, "seed": seed, "dataset_sha256": dataset_sha256,
+            "n_splits": len(splits)}
+    write_npz(path, info=np.array(json.dumps(info, sort_keys=True)), **arrays)
+
+
+def load_split(path, index: int) -> tuple[Split, dict]:
+    """Split `index` from a saved split file, with the file's protocol information."""
+    with np.load(path) as npz:
+        info = json.loads(str(npz["info"]))
+        if f"train_{index}" not in npz.files:
+            raise IndexError(f"{path} has {info['n_splits']} splits; split {index} does not exist")
+        return Split(index, npz[f"train_{index}"], npz[f"test_{index}"]), info

@@ -1,0 +1,141 @@
+"""Result records: one self-contained JSON document per job, checked against
+`workflow/schemas/record.schema.json`.
+
+Everything but `timings` and `environment` is a function of the config, the data and the code, so
+rerunning a job gives the same record apart from those two sections.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import platform
+import socket
+import subprocess
+import time
+from importlib import metadata
+from pathlib import Path
+
+from . import __version__
+from .files import read_json, write_json
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).parent / "schemas" / "record.schema.json"
+VOLATILE = ("timings", "environment")
+_PACKAGES = ("numpy", "scipy", "scikit-learn", "metric-learn", "mlflow", "snakemake", "cvxpy")
+
+
+@functools.cache
+def package_versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "dmlbench": __version__}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+@functools.cache
+def git_commit() -> str:
+    """The commit of the dmlbench checkout, with '+dirty' when it has uncommitted changes."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def _plain(value):
+    """JSON-safe copy of a parameter value (numpy scalars to Python numbers)."""
+    return json.loads(json.dumps(value, default=lambda v: getattr(v, "item", lambda: str(v))()))
+
+
+def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings, threads) -> dict:
+    """The record of one finished split of a job."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "job_key": job_key,
+        "parent_key": spec["parent_key"],
+        "benchmark": spec["benchmark"],
+        "dataset": {
+            "label": spec["dataset"]["label"],
+            "name": dataset.name,
+            "source": dataset.meta["source"],
+            "papers": dataset.meta["papers"],
+            "n": dataset.meta["n"],
+            "d": dataset.meta["d"],
+            "n_classes": dataset.meta["n_classes"],
+            "sha256": dataset.meta["sha256"],
+        },
+        "split": {
+            "protocol": spec["protocol"],
+            "file": spec["split_file"],
+            "index": int(split.index),
+            "seed": spec["seed"],
+            "n_train": int(split.train.size),
+            "n_test": int(split.test.size),
+            "drop_classes_below": spec.get("drop_classes_below"),
+        },
+        "preprocess": {"steps": spec["preprocess"], **pre_info},
+        "method": {
+            "label": spec["method"]["label"],
+            "name": spec["method"]["name"],
+            "family": est.family,
+            "kind": est.kind,
+            "papers": list(est.papers),
+            "config_params": _plain(spec["method"]["params"]),
+            "params": _plain(params),
+        },
+        "k": spec["k"],
+        "hubness_k": spec["hubness_k"],
+        "metrics": {key: float(value) for key, value in metrics.items()},
+        "fit_info": _plain(est.fit_info()),
+        "timings": {**{key: float(v) for key, v in timings.items()}, "threads": threads},
+        "environment": {
+            "versions": package_versions(),
+            "git_commit": git_commit(),
+            "host": socket.gethostname(),
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        },
+    }
+
+
+def content_hash(record: dict) -> str:
+    """sha256 of the record without its volatile sections: equal for an identical rerun."""
+    stable = {k: v for k, v in record.items() if k not in VOLATILE}
+    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()
+
+
+@functools.cache
+def _validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
+
+
+def validate(document: dict) -> None:
+    """Raise `ValueError` naming the first field that breaks the record-file schema."""
+    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = ".".join(str(p) for p in errors[0].absolute_path) or "<top level>"
+        raise ValueError(f"result record field '{where}': {errors[0].message}")
+
+
+def write(path, split_records: list[dict]) -> None:
+    """Write one job's records (one per split) as a record file, atomically."""
+    document = {"schema_version": SCHEMA_VERSION, "records": split_records}
+    validate(document)
+    write_json(path, document)
+
+
+def read(path) -> list[dict]:
+    """The split records of a record file."""
+    document = read_json(path)
+    validate(document)
+    return document["records"]

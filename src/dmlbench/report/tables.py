@@ -1,0 +1,69 @@
+"""Report tables from the parent runs: accuracy per k, average error, N_k skewness, cost."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def ks_of(parents: pd.DataFrame) -> list[int]:
+    """The k values evaluated (from the `accuracy_k<k>_mean` columns), ascending."""
+    ks = [int(c[len("accuracy_k"):-len("_mean")]) for c in parents.columns
+          if c.startswith("accuracy_k") and c.endswith("_mean")]
+    return sorted(ks)
+
+
+def order(parents: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Data sets and methods in a stable display order (as first seen, methods EUC first)."""
+    datasets = list(dict.fromkeys(parents.sort_values("dataset")["dataset"]))
+    methods = list(dict.fromkeys(parents["method"]))
+    methods.sort(key=lambda m: (m not in ("euclidean", "euc"), m))
+    return datasets, methods
+
+
+def mean_std(parents: pd.DataFrame, metric: str, scale: float = 1.0, digits: int = 2) -> pd.DataFrame:
+    """Data set x method table of 'mean +/- std' strings of `metric` (parent means and stds)."""
+    datasets, methods = order(parents)
+    mean = parents.pivot(index="dataset", columns="method", values=f"{metric}_mean") * scale
+    std = parents.pivot(index="dataset", columns="method", values=f"{metric}_std") * scale
+    text = mean.map(lambda v: f"{v:.{digits}f}") + " ± " + std.map(lambda v: f"{v:.{digits}f}")
+    text = text.where(mean.notna(), "–")
+    return text.reindex(index=datasets, columns=methods)
+
+
+def values(parents: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Data set x method table of one numeric parent column."""
+    datasets, methods = order(parents)
+    return parents.pivot(index="dataset", columns="method", values=column).reindex(
+        index=datasets, columns=methods)
+
+
+def average_error(parents: pd.DataFrame) -> pd.DataFrame:
+    """Method x k table of the error averaged over data sets (in %), as Fig. 7 of
+    Abou-Moustafa 2017; only data sets on which every method ran are averaged."""
+    _, methods = order(parents)
+    rows = {}
+    for k in ks_of(parents):
+        table = values(parents, f"error_k{k}_mean").dropna(axis=0, how="any")
+        rows[f"k = {k}"] = table.mean(axis=0) * 100
+    return pd.DataFrame(rows).reindex(methods)
+
+
+def mean_rank(parents: pd.DataFrame) -> pd.DataFrame:
+    """Method x k table of the mean rank of the test accuracy over data sets (1 = best)."""
+    _, methods = order(parents)
+    rows = {}
+    for k in ks_of(parents):
+        table = values(parents, f"accuracy_k{k}_mean").dropna(axis=0, how="any")
+        rows[f"k = {k}"] = table.rank(axis=1, ascending=False).mean(axis=0)
+    return pd.DataFrame(rows).reindex(methods)
+
+
+def best_per_row(table: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
+    """Boolean mask of the best entry (ties included) in each row of a numeric table."""
+    best = table.max(axis=1) if higher_is_better else table.min(axis=1)
+    return table.eq(best, axis=0)
+
+
+def fmt(table: pd.DataFrame, digits: int) -> pd.DataFrame:
+    """Numbers as fixed-point strings, missing entries as an en dash."""
+    return table.map(lambda v: "–" if pd.isna(v) else f"{v:.{digits}f}")

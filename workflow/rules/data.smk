@@ -1,0 +1,36 @@
+# Data sets into the cache, then their saved splits.
+
+
+def _split_args(wildcards):
+    """Protocol arguments of the split file requested (looked up among this config's data sets)."""
+    for label in CFG["datasets"]:
+        if (dmlconfig.dataset_name(CFG, label) == wildcards.name
+                and dmlconfig.split_id(CFG, label) == wildcards.split_id):
+            protocol = json.dumps(dmlconfig.dataset_protocol(CFG, label), sort_keys=True)
+            drop = CFG["datasets"][label].get("drop_classes_below") or 0
+            return f"--protocol '{protocol}' --seed {CFG['seed']} --drop-classes-below {drop}"
+    raise WorkflowError(f"no data set of this config has split {wildcards.split_id}")
+
+
+rule dataset:
+    output:
+        npz=f"{CACHE}/datasets/{{name}}.npz",
+        meta=f"{CACHE}/datasets/{{name}}.json",
+    log:
+        f"logs/datasets/{{name}}.log",
+    shell:
+        "dmlbench dataset {wildcards.name} --cache {CACHE:q} > {log} 2>&1"
+
+
+rule split:
+    input:
+        npz=f"{CACHE}/datasets/{{name}}.npz",
+        meta=f"{CACHE}/datasets/{{name}}.json",
+    output:
+        f"{CACHE}/splits/{{name}}/{{split_id}}.npz",
+    params:
+        args=_split_args,
+    log:
+        f"logs/splits/{{name}}/{{split_id}}.log",
+    shell:
+        "dmlbench split {wildcards.name} {params.args} --cache {CACHE:q} --out {output} > {log} 2>&1"

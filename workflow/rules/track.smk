@@ -1,0 +1,14 @@
+# The single writer to MLflow: imports every record file of the benchmark, idempotently.
+
+
+rule track:
+    input:
+        [dmlconfig.record_path(CFG, job) for job in JOBS],
+    output:
+        f"results/{BENCH}/tracking.json",
+    params:
+        uri=tracking.tracking_uri(),
+    log:
+        f"logs/{BENCH}/track.log",
+    shell:
+        "dmlbench ingest {input:q} --experiment {BENCH} --out {output} 2> {log}"

@@ -1,0 +1,33 @@
+# One job per (data set, method, batch of splits): for each split, preprocess (fit on the
+# training part), fit, evaluate; one record file per job.
+
+
+def _job(wildcards):
+    return dmlconfig.job_of(CFG, wildcards.dataset, wildcards.method, int(wildcards.part))
+
+
+def _job_inputs(wildcards):
+    name = dmlconfig.dataset_name(CFG, wildcards.dataset)
+    npz, meta = dmlconfig.dataset_paths(CFG, name)
+    return {"npz": npz, "meta": meta, "split": dmlconfig.split_path(CFG, wildcards.dataset)}
+
+
+def _job_spec(wildcards):
+    job = _job(wildcards)
+    return json.dumps(dmlconfig.job_spec(CFG, job.dataset, job.method, job.splits), sort_keys=True)
+
+
+rule run_job:
+    input:
+        unpack(_job_inputs),
+    output:
+        f"results/{BENCH}/runs/{{dataset}}/{{method}}/part{{part}}.json",
+    params:
+        job=_job_spec,
+    threads: lambda wildcards: CFG["methods"][wildcards.method].get("threads", 1)
+    resources:
+        mem_mb=lambda wildcards: CFG["methods"][wildcards.method].get("mem_mb", 2000),
+    log:
+        f"logs/{BENCH}/{{dataset}}/{{method}}/part{{part}}.log",
+    shell:
+        "dmlbench run --job {params.job:q} --threads {threads} --out {output} 2> {log}"
