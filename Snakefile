@@ -28,8 +28,13 @@ except dmlconfig.ConfigError as err:
 BENCH = CFG["benchmark"]
 CACHE = CFG["data"]["cache"]
 JOBS = dmlconfig.jobs(CFG)
-# the interpreter running Snakemake has dmlbench installed; let job shells find its command
+# Job shells run `python -m dmlbench.cli` with this workflow's src/ first on PYTHONPATH: the
+# interpreter running Snakemake by default, the conda env's with --use-conda (envs/dmlbench.yaml).
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(Path(workflow.basedir) / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+)
+DMLBENCH = "python -m dmlbench.cli"
 
 
 wildcard_constraints:

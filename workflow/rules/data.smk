@@ -18,8 +18,10 @@ rule dataset:
         meta=f"{CACHE}/datasets/{{name}}.json",
     log:
         f"logs/datasets/{{name}}.log",
+    conda:
+        "../../envs/dmlbench.yaml"
     shell:
-        "dmlbench dataset {wildcards.name} --cache {CACHE:q} > {log} 2>&1"
+        "{DMLBENCH} dataset {wildcards.name} --cache {CACHE:q} > {log} 2>&1"
 
 
 rule split:
@@ -32,5 +34,7 @@ rule split:
         args=_split_args,
     log:
         f"logs/splits/{{name}}/{{split_id}}.log",
+    conda:
+        "../../envs/dmlbench.yaml"
     shell:
-        "dmlbench split {wildcards.name} {params.args} --cache {CACHE:q} --out {output} > {log} 2>&1"
+        "{DMLBENCH} split {wildcards.name} {params.args} --cache {CACHE:q} --out {output} > {log} 2>&1"

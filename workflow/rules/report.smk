@@ -11,8 +11,10 @@ rule report:
         description=CFG.get("description", ""),
     log:
         f"logs/{BENCH}/report.log",
+    conda:
+        "../../envs/dmlbench.yaml"
     shell:
-        "dmlbench report --tracking {input} --out reports/{BENCH} "
+        "{DMLBENCH} report --tracking {input} --out reports/{BENCH} "
         "--title {params.title:q} --description {params.description:q} 2> {log}"
 
 

@@ -10,5 +10,7 @@ rule track:
         uri=tracking.tracking_uri(),
     log:
         f"logs/{BENCH}/track.log",
+    conda:
+        "../../envs/dmlbench.yaml"
     shell:
-        "dmlbench ingest {input:q} --experiment {BENCH} --out {output} 2> {log}"
+        "{DMLBENCH} ingest {input:q} --experiment {BENCH} --out {output} 2> {log}"

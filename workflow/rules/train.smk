@@ -29,5 +29,7 @@ rule run_job:
         mem_mb=lambda wildcards: CFG["methods"][wildcards.method].get("mem_mb", 2000),
     log:
         f"logs/{BENCH}/{{dataset}}/{{method}}/part{{part}}.log",
+    conda:
+        "../../envs/dmlbench.yaml"
     shell:
-        "dmlbench run --job {params.job:q} --threads {threads} --out {output} 2> {log}"
+        "{DMLBENCH} run --job {params.job:q} --threads {threads} --out {output} 2> {log}"

@@ -1,0 +1,81 @@
+"""k-NN accuracy against scikit-learn, voting ties, and the hubness measures against hand
+computations and scipy."""
+
+import numpy as np
+import pytest
+import scipy.stats
+from sklearn.neighbors import KNeighborsClassifier
+
+from dmlbench import data, hubness, preprocess, protocols
+from dmlbench.evaluate import accuracy_per_k, evaluate, knn_vote
+from dmlbench.methods import make
+
+
+@pytest.mark.parametrize("name", ["wine", "iris", "wdbc"])
+def test_euclidean_accuracy_equals_scikit_learn(name):
+    ds = data.build(name)
+    for split in protocols.make_splits(ds.y, {"kind": "holdout", "repeats": 3}, seed=5):
+        Xtr, Xte, _ = preprocess.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
+        ytr, yte = ds.y[split.train], ds.y[split.test]
+        est = make("euclidean").fit(Xtr, ytr)
+        metrics = evaluate(est, Xte, ytr, yte, [1, 3, 5], 10, timings={})
+        for k in (1, 3, 5):
+            ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(Xtr, ytr)
+            assert metrics[f"accuracy_k{k}"] == pytest.approx(ref.score(Xte, yte), abs=1e-12)
+            assert metrics[f"error_k{k}"] == pytest.approx(1 - metrics[f"accuracy_k{k}"])
+
+
+def test_vote_ties_go_to_the_smallest_label():
+    labels = np.array([[2, 1, 1, 2], [0, 2, 2, 0], [3, 3, 1, 2]])
+    assert knn_vote(labels, 4).tolist() == [1, 0, 3]
+
+
+def test_accuracy_per_k_by_hand():
+    ind = np.array([[0, 1, 2], [2, 1, 0]])
+    y_train = np.array([0, 1, 1])
+    acc = accuracy_per_k(ind, y_train, np.array([0, 0]), [1, 3])
+    assert acc == {1: 0.5, 3: 0.0}
+
+
+def test_k_larger_than_the_training_part_is_an_error():
+    est = make("euclidean").fit(np.eye(4), np.array([0, 1, 0, 1]))
+    with pytest.raises(ValueError, match="exceeds the 4 training points"):
+        evaluate(est, np.eye(4), np.array([0, 1, 0, 1]), np.array([0, 1, 0, 1]), [1], 5, {})
+
+
+# 4 queries, 3 neighbours each, 5 labelled objects
+IND = np.array([[0, 1, 2], [0, 1, 3], [0, 2, 1], [0, 1, 2]])
+
+
+def test_k_occurrence_by_hand():
+    assert hubness.k_occurrence(IND, 5).tolist() == [4, 4, 3, 1, 0]
+    assert hubness.k_occurrence(IND, 5, k=1).tolist() == [4, 0, 0, 0, 0]
+
+
+def test_skewness_by_hand_and_against_scipy():
+    nk = np.array([4, 4, 3, 1, 0])  # mean 2.4, deviations 1.6 1.6 0.6 -1.4 -2.4
+    m2 = (1.6**2 * 2 + 0.6**2 + 1.4**2 + 2.4**2) / 5
+    m3 = (1.6**3 * 2 + 0.6**3 - 1.4**3 - 2.4**3) / 5
+    assert hubness.skewness(nk) == pytest.approx(m3 / m2**1.5)
+    rng = np.random.default_rng(0)
+    occ = hubness.k_occurrence(rng.integers(0, 50, size=(200, 10)), 50)
+    assert hubness.skewness(occ) == pytest.approx(scipy.stats.skew(occ, bias=True))
+    assert hubness.skewness(np.full(7, 3)) == 0.0
+
+
+def test_other_hubness_measures_by_hand():
+    nk = np.array([4, 4, 3, 1, 0])  # sum 12, mean 2.4
+    assert hubness.robin_hood(nk) == pytest.approx(0.5 * (1.6 + 1.6 + 0.6 + 1.4 + 2.4) / 12)
+    assert hubness.antihub_share(nk) == pytest.approx(0.2)
+    # hubs: N_k >= 2k = 4 with k = 2 -> the two 4s; 8 of 2 * 6 slots
+    assert hubness.hub_occurrence(nk, k=2, n_queries=6) == pytest.approx(8 / 12)
+    pairs = sum(abs(a - b) for a in nk for b in nk)
+    assert hubness.gini(nk) == pytest.approx(pairs / (2 * 5 * 12))
+    assert hubness.groupie_ratio(nk, k=3) == pytest.approx(4 / 15)
+
+
+def test_hubness_summary_keys():
+    s = hubness.summary(IND, 5, 3)
+    assert s["max_n3"] == 4 and s["antihub_share_n3"] == pytest.approx(0.2)
+    assert set(s) == {"skewness_n3", "robin_hood_n3", "antihub_share_n3", "hub_occurrence_n3",
+                      "gini_n3", "max_n3"}

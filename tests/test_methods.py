@@ -1,0 +1,92 @@
+"""The method contract for every registered method, against brute force in the learned space."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from dmlbench.methods import REGISTRY, make
+
+FAST = {"lmnn": {"max_iter": 10, "min_iter": 2}, "itml": {"max_iter": 20},
+        "mmc": {"max_iter": 5, "max_proj": 100}}
+
+
+def toy(seed=0, n=60, d=4):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], n // 3)
+    X = rng.normal(size=(n, d)) + y[:, None] * np.array([2.0] + [0.0] * (d - 1))
+    return X, y
+
+
+def _make(name):
+    params = dict(FAST.get(name, {}))
+    if "random_state" in REGISTRY[name]._get_param_names():
+        params["random_state"] = 0
+    return make(name, params)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_contract_kneighbors_sorted_and_equal_to_brute_force(name):
+    X, y = toy()
+    Q = toy(seed=1)[0][:15]
+    est = _make(name).fit(X, y)
+    dist, ind = est.kneighbors(Q, n_neighbors=7)
+    assert dist.shape == ind.shape == (15, 7)
+    assert np.all(np.diff(dist, axis=1) >= 0)
+    assert ind.min() >= 0 and ind.max() < len(X)
+    if est.kind == "global":
+        assert est.components_.shape[1] == X.shape[1]
+        Lq, Lx = est.transform(Q), est.transform(X)
+        D = np.linalg.norm(Lq[:, None] - Lx[None], axis=2)
+        np.testing.assert_allclose(dist, np.sort(D, axis=1)[:, :7], atol=1e-9)
+        np.testing.assert_allclose(est.transform(X), X @ est.components_.T)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_train_kneighbors_is_leave_one_out(name):
+    X, y = toy()
+    est = _make(name).fit(X, y)
+    _, ind = est.train_kneighbors(3)
+    assert not np.any(ind == np.arange(len(X))[:, None])
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_sklearn_params_roundtrip(name):
+    est = _make(name)
+    twin = clone(est)
+    assert twin.get_params() == est.get_params()
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_nan_input_is_a_clear_error(name):
+    X, y = toy()
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        _make(name).fit(X, y)
+
+
+@pytest.mark.parametrize("name", sorted(set(REGISTRY) - {"euclidean"}))
+def test_a_single_class_is_a_clear_error(name):
+    X, _ = toy()
+    with pytest.raises(ValueError, match="class"):
+        _make(name).fit(X, np.zeros(len(X), dtype=int))
+
+
+def test_unknown_method_and_parameter_are_named():
+    with pytest.raises(KeyError, match="Did you mean lmnn"):
+        make("lmn")
+    with pytest.raises(ValueError, match="has no parameter\\(s\\) \\['k_neighbours'\\]"):
+        make("lmnn", {"k_neighbours": 3})
+
+
+def test_metric_learn_failures_name_the_method():
+    X, y = toy(n=9)
+    with pytest.raises(ValueError, match="rca \\(metric-learn\\)"):
+        make("rca", {"chunk_size": 2, "n_chunks": 100, "random_state": 0}).fit(X, y)
+
+
+def test_rca_whole_class_chunklets_whiten_the_within_class_covariance():
+    X, y = toy(n=300, d=3)
+    est = make("rca").fit(X, y)
+    Z = est.transform(X)
+    within = sum(np.cov(Z[y == c].T, bias=True) * np.sum(y == c) for c in range(3)) / len(y)
+    np.testing.assert_allclose(within, np.eye(3), atol=1e-8)

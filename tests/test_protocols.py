@@ -1,0 +1,89 @@
+"""Split protocols: stratification, disjointness, coverage, determinism, errors."""
+
+import numpy as np
+import pytest
+
+from dmlbench import protocols
+
+Y = np.repeat([0, 1, 2], [50, 30, 20])
+
+
+def test_holdout_is_stratified_disjoint_and_deterministic():
+    p = {"kind": "holdout", "repeats": 5, "train_fraction": 0.7}
+    splits = protocols.make_splits(Y, p, seed=3)
+    assert len(splits) == 5 == protocols.n_splits(p)
+    for s in splits:
+        assert np.intersect1d(s.train, s.test).size == 0
+        assert s.train.size + s.test.size == Y.size == np.union1d(s.train, s.test).size
+        assert s.train.size == 70
+        for c, count in zip(*np.unique(Y, return_counts=True)):
+            assert abs(np.sum(Y[s.train] == c) - 0.7 * count) <= 1
+    again = protocols.make_splits(Y, p, seed=3)
+    assert all(np.array_equal(a.train, b.train) for a, b in zip(splits, again))
+    other = protocols.make_splits(Y, p, seed=4)
+    assert not all(np.array_equal(a.train, b.train) for a, b in zip(splits, other))
+
+
+def test_holdout_with_absolute_sizes():
+    splits = protocols.make_splits(Y, {"kind": "holdout", "train_size": 60, "test_size": 25}, 0)
+    assert (splits[0].train.size, splits[0].test.size) == (60, 25)
+
+
+def test_kfold_partitions_every_point_once_per_repeat():
+    p = {"kind": "kfold", "folds": 10, "repeats": 2}
+    splits = protocols.make_splits(Y, p, seed=0)
+    assert len(splits) == 20
+    for r in range(2):
+        tests = np.concatenate([s.test for s in splits[10 * r:10 * (r + 1)]])
+        assert np.array_equal(np.sort(tests), np.arange(Y.size))
+    for s in splits:
+        assert np.bincount(Y[s.test]).tolist() == [5, 3, 2]
+
+
+def test_given_split_is_used_as_is():
+    given = {"train": np.arange(0, 100, 2), "test": np.arange(1, 100, 2)}
+    (s,) = protocols.make_splits(Y, {"kind": "given"}, 0, given=given)
+    assert np.array_equal(s.train, given["train"]) and np.array_equal(s.test, given["test"])
+
+
+def test_given_without_a_given_split_is_an_error():
+    with pytest.raises(ValueError, match="'toy' has none"):
+        protocols.make_splits(Y, {"kind": "given"}, 0, dataset="toy")
+
+
+def test_singleton_class_is_an_error_naming_it_and_the_remedy():
+    y = np.array([0] * 10 + [1] * 10 + [2])
+    with pytest.raises(ValueError, match=r"'toy': classes \[2\].*drop_classes_below"):
+        protocols.make_splits(y, {"kind": "holdout", "repeats": 1}, 0, dataset="toy")
+
+
+def test_drop_classes_below_leaves_small_classes_out():
+    y = np.array([0] * 10 + [1] * 10 + [2])
+    splits = protocols.make_splits(y, {"kind": "holdout", "repeats": 2}, 0,
+                                   drop_classes_below=2)
+    for s in splits:
+        assert 20 not in s.train and 20 not in s.test
+        assert s.train.size + s.test.size == 20
+
+
+def test_impossible_holdout_sizes_are_an_error():
+    with pytest.raises(ValueError, match="impossible"):
+        protocols.make_splits(Y, {"kind": "holdout", "train_size": 99}, 0)
+
+
+def test_saved_splits_roundtrip(tmp_path):
+    p = {"kind": "kfold", "folds": 5}
+    splits = protocols.make_splits(Y, p, 1)
+    path = tmp_path / "s.npz"
+    protocols.save_splits(path, splits, p, 1, "ab" * 32)
+    s, info = protocols.load_split(path, 3)
+    assert np.array_equal(s.test, splits[3].test)
+    assert info["protocol"] == p and info["n_splits"] == 5
+    with pytest.raises(IndexError, match="split 7 does not exist"):
+        protocols.load_split(path, 7)
+
+
+def test_protocol_ids_are_readable_and_distinct():
+    a = protocols.protocol_id({"kind": "holdout", "repeats": 4, "train_fraction": 0.7}, 0)
+    b = protocols.protocol_id({"kind": "holdout", "repeats": 4, "train_fraction": 0.7}, 1)
+    assert a == "holdout-r4-p0.7-seed0" and a != b

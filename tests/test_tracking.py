@@ -1,0 +1,82 @@
+"""Records -> MLflow: one parent per (data set, method), one child per split, idempotent."""
+
+import copy
+import json
+
+import mlflow
+import pytest
+
+from dmlbench import config, data, job, protocols, records, tracking
+
+CFG = {
+    "benchmark": "track-test",
+    "k": [1, 3],
+    "hubness_k": 3,
+    "protocol": {"kind": "holdout", "repeats": 2},
+    "datasets": {"iris": None},
+    "methods": {"euclidean": None, "rca": None},
+}
+
+
+@pytest.fixture
+def record_files(tmp_path):
+    cfg = copy.deepcopy(CFG)
+    cfg["data"] = {"cache": str(tmp_path / "cache")}
+    cfg = config.check(cfg)
+    ds = data.ensure("iris", cfg["data"]["cache"])
+    protocol = config.dataset_protocol(cfg, "iris")
+    protocols.save_splits(config.split_path(cfg, "iris"),
+                          protocols.make_splits(ds.y, protocol, 0), protocol, 0, ds.meta["sha256"])
+    paths = []
+    for j in config.jobs(cfg):
+        spec = config.job_spec(cfg, j.dataset, j.method, j.splits)
+        path = tmp_path / f"{j.method}.json"
+        records.write(path, job.run(spec, progress=False))
+        paths.append(path)
+    return paths
+
+
+def _runs(kind):
+    return mlflow.search_runs(experiment_names=["track-test"],
+                              filter_string=f"tags.`dmlbench.kind` = '{kind}'")
+
+
+def test_ingest_layout_and_idempotence(mlflow_uri, record_files):
+    first = tracking.ingest(record_files)
+    assert first["counts"] == {"created": 4, "updated": 0, "unchanged": 0}
+    parents, splits = _runs("parent"), _runs("split")
+    assert len(parents) == 2 and len(splits) == 4
+    assert set(parents["tags.dmlbench.method"]) == {"euclidean", "rca"}
+    assert set(splits["tags.mlflow.parentRunId"]) == set(parents["run_id"])
+    for _, row in parents.iterrows():
+        assert row["metrics.n_splits"] == 2
+        assert 0 <= row["metrics.accuracy_k1_mean"] <= 1
+    second = tracking.ingest(record_files)
+    assert second["counts"] == {"created": 0, "updated": 0, "unchanged": 4}
+    assert len(_runs("parent")) == 2 and len(_runs("split")) == 4
+    assert second["parents"] == first["parents"]
+
+
+def test_changed_record_updates_its_run(mlflow_uri, record_files):
+    tracking.ingest(record_files)
+    doc = json.loads(record_files[0].read_text())
+    doc["records"][0]["metrics"]["accuracy_k1"] = 0.5
+    record_files[0].write_text(json.dumps(doc))
+    summary = tracking.ingest(record_files)
+    assert summary["counts"] == {"created": 0, "updated": 1, "unchanged": 3}
+    splits = _runs("split")
+    assert len(splits) == 4 and 0.5 in set(splits["metrics.accuracy_k1"])
+
+
+def test_record_artifact_and_timings_are_logged(mlflow_uri, record_files):
+    summary = tracking.ingest(record_files)
+    run_id = next(iter(next(iter(summary["parents"].values()))["children"].values()))
+    client = tracking.client()
+    run = client.get_run(run_id)
+    assert run.data.metrics["fit_wall_s"] >= 0 and "peak_rss_mb" in run.data.metrics
+    assert [a.path for a in client.list_artifacts(run_id)] == ["record.json"]
+
+
+def test_records_are_checked_against_the_schema(tmp_path):
+    with pytest.raises(ValueError, match="result record field 'records'"):
+        records.write(tmp_path / "x.json", [])

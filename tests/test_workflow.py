@@ -1,0 +1,106 @@
+"""The workflow end to end: `snakemake --cores 2` on config/smoke.yaml in a temporary copy of
+the project, then MLflow, the report, no-op reruns, targeted reruns and config errors."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import mlflow
+import pytest
+import yaml
+
+from conftest import REPO
+
+pytestmark = pytest.mark.workflow
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+
+
+def copy_project(dest: Path) -> Path:
+    for item in ("Snakefile", "workflow", "config", "envs"):
+        src = REPO / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / item)
+    return dest
+
+
+def snakemake(workdir, *args, env=None):
+    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True,
+                          env=env, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    work = copy_project(tmp_path_factory.mktemp("wf"))
+    env = {**__import__("os").environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
+    result = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return work, env
+
+
+def test_mlflow_has_one_parent_per_dataset_and_method(smoke_run):
+    work, env = smoke_run
+    mlflow.set_tracking_uri(env["MLFLOW_TRACKING_URI"])
+    parents = mlflow.search_runs(experiment_names=["smoke"],
+                                 filter_string="tags.`dmlbench.kind` = 'parent'")
+    smoke = yaml.safe_load((work / "config/smoke.yaml").read_text())
+    expected = {(d, m) for d in smoke["datasets"] for m in smoke["methods"]}
+    got = list(zip(parents["tags.dmlbench.dataset"], parents["tags.dmlbench.method"]))
+    assert sorted(got) == sorted(expected)
+    splits = mlflow.search_runs(experiment_names=["smoke"],
+                                filter_string="tags.`dmlbench.kind` = 'split'")
+    assert len(splits) == 2 * len(expected)
+
+
+def test_records_and_report_exist(smoke_run):
+    work, _ = smoke_run
+    from dmlbench import records
+
+    files = sorted((work / "results/smoke/runs").glob("*/*/part*.json"))
+    assert len(files) == 8
+    assert all(len(records.read(f)) == 2 for f in files)
+    html = (work / "reports/smoke/index.html").read_text()
+    for heading in ("Leaderboard", "Test accuracy", "Average error over data sets", "Hubness",
+                    "Time and memory"):
+        assert heading in html
+    assert list((work / "reports/smoke/figures").glob("*.png"))
+    assert not list(work.rglob("*.tmp")), "a temporary file was left behind"
+
+
+def test_rerun_after_completion_does_nothing(smoke_run):
+    work, env = smoke_run
+    result = snakemake(work, "-n", "--configfile", "config/smoke.yaml", env=env)
+    assert result.returncode == 0
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_changing_one_methods_params_reruns_only_its_jobs(smoke_run, tmp_path):
+    work, env = smoke_run
+    cfg = yaml.safe_load((work / "config/smoke.yaml").read_text())
+    cfg["methods"]["lmnn"]["params"]["max_iter"] = 21
+    (work / "config/changed.yaml").write_text(yaml.safe_dump(cfg))
+    result = snakemake(work, "-n", "--configfile", "config/changed.yaml", env=env)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-2000:]
+    reruns = [line for line in out.splitlines() if "wildcards: dataset=" in line]
+    assert len(reruns) == 2 and all("method=lmnn" in line for line in reruns)
+
+
+@pytest.mark.parametrize("patch, message", [
+    ({"colour": "blue"}, "colour"),
+    ({"datasets": {"nosuchset": None}}, "datasets.nosuchset"),
+    ({"methods": {"nosuchmethod": None}}, "methods.nosuchmethod"),
+    ({"hubness_k": "ten"}, "hubness_k"),
+])
+def test_config_errors_stop_before_any_job(tmp_path, patch, message):
+    work = copy_project(tmp_path)
+    cfg = yaml.safe_load((work / "config/smoke.yaml").read_text())
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(cfg.get(key), dict):
+            cfg[key].update(value)
+        else:
+            cfg[key] = value
+    (work / "config/bad.yaml").write_text(yaml.safe_dump(cfg))
+    result = snakemake(work, "--cores", "1", "--configfile", "config/bad.yaml")
+    assert result.returncode != 0
+    assert message in result.stderr + result.stdout
+    assert not (work / "resources").exists() and not (work / "results").exists()
