@@ -30,7 +30,18 @@ EXPECTED = {
     "monks-3": (432, 6, [204, 228]),
 }
 
-UCI_DIR = Path(os.environ.get("DMLBENCH_UCI_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "uci"))
+def _uci_dir() -> Path:
+    """The team's copies of UCI files (../shared/data/uci), used only as test references."""
+    candidates = [os.environ.get("DMLBENCH_UCI_DIR"),
+                  Path(__file__).resolve().parents[2] / "shared" / "data" / "uci",
+                  "/work/shared/data/uci"]
+    for candidate in filter(None, candidates):
+        if Path(candidate).is_dir():
+            return Path(candidate)
+    return Path("/nonexistent")
+
+
+UCI_DIR = _uci_dir()
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
