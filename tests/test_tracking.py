@@ -80,3 +80,19 @@ def test_record_artifact_and_timings_are_logged(mlflow_uri, record_files):
 def test_records_are_checked_against_the_schema(tmp_path):
     with pytest.raises(ValueError, match="result record field 'records'"):
         records.write(tmp_path / "x.json", [])
+
+
+def test_fit_info_becomes_metrics_histories_and_tags(mlflow_uri, record_files):
+    doc = json.loads(record_files[0].read_text())
+    doc["records"][0]["fit_info"] = {"n_iter": 5, "objective": [3.0, 2.0, 1.5], "solver": "cg"}
+    record_files[0].write_text(json.dumps(doc))
+    summary = tracking.ingest(record_files)
+    key = doc["records"][0]["job_key"]
+    run_id = next(p["children"][key] for p in summary["parents"].values() if key in p["children"])
+    client = tracking.client()
+    run = client.get_run(run_id)
+    assert run.data.metrics["fit.n_iter"] == 5
+    assert run.data.tags["fit.solver"] == "cg"
+    history = client.get_metric_history(run_id, "fit.objective")
+    assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == \
+        [(0, 3.0), (1, 2.0), (2, 1.5)]

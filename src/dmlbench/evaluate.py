@@ -86,7 +86,9 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     """Metrics of a fitted method `est` on (X_test, y_test); fills `timings` with predict times.
 
     Metrics: `accuracy_k<k>` and `error_k<k>` for each k, and the hubness measures of the
-    training (labelled) points in the test queries' `hubness_k`-NN lists.
+    training (labelled) points in the test queries' `hubness_k`-NN lists. A method may add its
+    own numbers through `extra_metrics(X_test, y_test) -> dict` (e.g. the NCA rule's accuracy);
+    a 'classifier' method is evaluated through `predict(X_test, k)` only.
     """
     n_train = y_train.shape[0]
     metrics: dict[str, float] = {}
@@ -107,4 +109,7 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     for k, acc in accuracy_per_k(ind, y_train, y_test, ks).items():
         metrics[f"accuracy_k{k}"], metrics[f"error_k{k}"] = acc, 1.0 - acc
     metrics.update(hubness.summary(ind, n_train, hubness_k))
+    if hasattr(est, "extra_metrics"):
+        with stopwatch(timings, "extra_metrics"):
+            metrics.update(est.extra_metrics(X_test, y_test))
     return metrics

@@ -80,12 +80,33 @@ def _batches(items, size):
         yield items[start:start + size]
 
 
-def _log(mlclient, run_id: str, metrics: dict, params: dict | None = None, tags: dict | None = None):
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _fit_info_entries(fit_info: dict) -> tuple[dict, dict, dict]:
+    """(metrics, histories, tags) of a record's fit_info, keyed `fit.<key>`."""
+    metrics, histories, tags = {}, {}, {}
+    for key, value in fit_info.items():
+        name = f"fit.{key}"
+        if _is_number(value):
+            metrics[name] = value
+        elif isinstance(value, list) and value and all(_is_number(v) for v in value):
+            histories[name] = value
+        else:
+            tags[name] = json.dumps(value) if not isinstance(value, str) else value
+    return metrics, histories, tags
+
+
+def _log(mlclient, run_id: str, metrics: dict, params: dict | None = None,
+         tags: dict | None = None, histories: dict | None = None):
     from mlflow.entities import Metric, Param, RunTag
 
     now = int(time.time() * 1000)
     metric_list = [Metric(k, float(v), now, 0) for k, v in sorted(metrics.items())
                    if v is not None and np.isfinite(v)]
+    metric_list += [Metric(k, float(v), now, step) for k, values in sorted((histories or {}).items())
+                    for step, v in enumerate(values) if np.isfinite(v)]
     for chunk in _batches(metric_list, 1000):
         mlclient.log_batch(run_id, metrics=chunk)
     for chunk in _batches([Param(k, str(v)[:6000]) for k, v in sorted((params or {}).items())], 100):
@@ -188,9 +209,11 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
                 continue
             run_id = run.info.run_id if run else _start(
                 mlclient, exp_id, key, "split", f"{name} / split {record['split']['index']}", parent_id)
-            tags = {**_tags(record, "split"), HASH: digest,
+            fit_metrics, fit_histories, fit_tags = _fit_info_entries(record["fit_info"])
+            tags = {**_tags(record, "split"), **fit_tags, HASH: digest,
                     "dmlbench.split": record["split"]["index"]}
-            _log(mlclient, run_id, _split_metrics(record), _flat_params(record), tags)
+            _log(mlclient, run_id, {**_split_metrics(record), **fit_metrics},
+                 _flat_params(record), tags, fit_histories)
             _log_record_artifact(mlclient, run_id, record)
             mlclient.set_terminated(run_id)
             counts["updated" if run else "created"] += 1

@@ -54,7 +54,11 @@ class KNeighborsMethod(BaseEstimator):
         raise NotImplementedError
 
     def fit_info(self) -> dict:
-        """Method-specific facts worth recording (chosen hyper-parameters, iterations, ...)."""
+        """Method-specific facts worth recording: chosen hyper-parameters, iterations, traces.
+
+        Values are JSON-able; in MLflow a number becomes metric `fit.<key>`, a list of numbers the
+        metric history `fit.<key>` (one step per entry), anything else the tag `fit.<key>`.
+        """
         return {}
 
 
