@@ -64,7 +64,8 @@ def test_nan_input_is_a_clear_error(name):
         _make(name).fit(X, y)
 
 
-@pytest.mark.parametrize("name", sorted(set(REGISTRY) - {"euclidean"}))
+@pytest.mark.parametrize("name", sorted(n for n, c in REGISTRY.items()
+                                         if getattr(c, "min_classes", 2) >= 2))
 def test_a_single_class_is_a_clear_error(name):
     X, _ = toy()
     with pytest.raises(ValueError, match="class"):
@@ -90,3 +91,17 @@ def test_rca_whole_class_chunklets_whiten_the_within_class_covariance():
     Z = est.transform(X)
     within = sum(np.cov(Z[y == c].T, bias=True) * np.sum(y == c) for c in range(3)) / len(y)
     np.testing.assert_allclose(within, np.eye(3), atol=1e-8)
+
+
+def test_lda_and_pca_distances_equal_scikit_learn_transforms():
+    from sklearn.decomposition import PCA
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    X, y = toy(n=90, d=5)
+    for ours, ref in ((make("pca", {"n_components": 3}), PCA(3, svd_solver="full")),
+                      (make("lda"), LinearDiscriminantAnalysis(solver="eigen"))):
+        Z = ours.fit(X, y).transform(X)
+        R = ref.fit(X, y).transform(X)
+        D = np.linalg.norm(Z[:, None] - Z[None], axis=2)
+        DR = np.linalg.norm(R[:, None] - R[None], axis=2)
+        np.testing.assert_allclose(D, DR, atol=1e-8)

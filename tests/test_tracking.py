@@ -82,9 +82,10 @@ def test_records_are_checked_against_the_schema(tmp_path):
         records.write(tmp_path / "x.json", [])
 
 
-def test_fit_info_becomes_metrics_histories_and_tags(mlflow_uri, record_files):
+def test_fit_info_and_curves_become_metrics_histories_and_tags(mlflow_uri, record_files):
     doc = json.loads(record_files[0].read_text())
     doc["records"][0]["fit_info"] = {"n_iter": 5, "objective": [3.0, 2.0, 1.5], "solver": "cg"}
+    doc["records"][0]["curves"] = {"accuracy_by_dim": [0.5, 0.75]}
     record_files[0].write_text(json.dumps(doc))
     summary = tracking.ingest(record_files)
     key = doc["records"][0]["job_key"]
@@ -96,3 +97,5 @@ def test_fit_info_becomes_metrics_histories_and_tags(mlflow_uri, record_files):
     history = client.get_metric_history(run_id, "fit.objective")
     assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == \
         [(0, 3.0), (1, 2.0), (2, 1.5)]
+    curve = client.get_metric_history(run_id, "curve.accuracy_by_dim")
+    assert sorted((m.step, m.value) for m in curve) == [(0, 0.5), (1, 0.75)]

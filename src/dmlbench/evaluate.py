@@ -87,7 +87,8 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
 
     Metrics: `accuracy_k<k>` and `error_k<k>` for each k, and the hubness measures of the
     training (labelled) points in the test queries' `hubness_k`-NN lists. A method may add its
-    own numbers through `extra_metrics(X_test, y_test) -> dict` (e.g. the NCA rule's accuracy);
+    own numbers through `extra_metrics(X_test, y_test) -> dict` (e.g. the NCA rule's accuracy;
+    a list of numbers is a curve, e.g. accuracy per mapped dimension, see `split_curves`);
     a 'classifier' method is evaluated through `predict(X_test, k)` only.
     """
     n_train = y_train.shape[0]
@@ -113,3 +114,10 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
         with stopwatch(timings, "extra_metrics"):
             metrics.update(est.extra_metrics(X_test, y_test))
     return metrics
+
+
+def split_curves(metrics: dict) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Separate scalar metrics from curves (lists of numbers, e.g. accuracy per dimension)."""
+    scalars = {k: float(v) for k, v in metrics.items() if not isinstance(v, (list, tuple))}
+    curves = {k: [float(x) for x in v] for k, v in metrics.items() if isinstance(v, (list, tuple))}
+    return scalars, curves

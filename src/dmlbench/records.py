@@ -58,6 +58,9 @@ def _plain(value):
 
 def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings, threads) -> dict:
     """The record of one finished split of a job."""
+    from .evaluate import split_curves
+
+    scalars, curves = split_curves(metrics)
     return {
         "schema_version": SCHEMA_VERSION,
         "job_key": job_key,
@@ -94,7 +97,8 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
         },
         "k": spec["k"],
         "hubness_k": spec["hubness_k"],
-        "metrics": {key: float(value) for key, value in metrics.items()},
+        "metrics": scalars,
+        "curves": curves,
         "fit_info": _plain(est.fit_info()),
         "timings": {**{key: float(v) for key, v in timings.items()}, "threads": threads},
         "environment": {

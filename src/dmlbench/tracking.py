@@ -212,8 +212,9 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
             fit_metrics, fit_histories, fit_tags = _fit_info_entries(record["fit_info"])
             tags = {**_tags(record, "split"), **fit_tags, HASH: digest,
                     "dmlbench.split": record["split"]["index"]}
+            curves = {f"curve.{k}": v for k, v in record.get("curves", {}).items()}
             _log(mlclient, run_id, {**_split_metrics(record), **fit_metrics},
-                 _flat_params(record), tags, fit_histories)
+                 _flat_params(record), tags, {**fit_histories, **curves})
             _log_record_artifact(mlclient, run_id, record)
             mlclient.set_terminated(run_id)
             counts["updated" if run else "created"] += 1

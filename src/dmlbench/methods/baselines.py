@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from .base import LinearMetric
 from .registry import register
 
@@ -141,3 +143,48 @@ class LFDA(LinearMetric):
         import metric_learn
 
         return _fit_metric_learn("lfda", metric_learn.LFDA(**self.get_params()), X, y)
+
+
+@register("pca")
+class PCA(LinearMetric):
+    """Principal component analysis (scikit-learn): the metric of the leading `n_components`
+    principal directions (unsupervised; a baseline in Oneata 2011 and Chang 2012)."""
+
+    papers = ("on11", "ch12")
+    min_classes = 1
+
+    def __init__(self, n_components=None):
+        self.n_components = n_components
+
+    def _learn_components(self, X, y):
+        from sklearn.decomposition import PCA as SkPCA
+
+        _check_n_components("pca", self.n_components, min(X.shape))
+        return SkPCA(n_components=self.n_components, svd_solver="full").fit(X).components_
+
+
+@register("lda")
+class LDA(LinearMetric):
+    """Fisher / linear discriminant analysis (scikit-learn, eigen solver): the metric of the
+    leading `n_components` <= c - 1 discriminant directions (Oneata 2011; "FDA" in Chang 2012)."""
+
+    papers = ("on11", "ch12")
+
+    def __init__(self, n_components=None, shrinkage=None):
+        self.n_components = n_components
+        self.shrinkage = shrinkage
+
+    def _learn_components(self, X, y):
+        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+        limit = min(np.unique(y).size - 1, X.shape[1])
+        _check_n_components("lda", self.n_components, limit)
+        lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage=self.shrinkage,
+                                         n_components=self.n_components).fit(X, y)
+        r = self.n_components or limit
+        return lda.scalings_[:, :r].T
+
+
+def _check_n_components(name: str, n_components, limit: int) -> None:
+    if n_components is not None and not 1 <= n_components <= limit:
+        raise ValueError(f"{name}: n_components must be in [1, {limit}] here, got {n_components}")
