@@ -83,6 +83,10 @@ def check(config: dict) -> dict:
                               "give either train_fraction or train_size, not both")
         if protocol["kind"] == "kfold" and "folds" not in protocol:
             raise ConfigError(f"datasets.{label}.protocol", "kind kfold needs `folds`")
+        if protocol["kind"] == "loo" and entry.get("drop_classes_below"):
+            raise ConfigError(f"datasets.{label}.drop_classes_below",
+                              "leave-one-out makes one split per sample of the whole data set; "
+                              "it cannot be combined with drop_classes_below")
     for label, entry in config["methods"].items():
         name = entry.get("method", label)
         try:
@@ -155,10 +159,14 @@ def splits_per_job(config: dict, method: str) -> int | None:
 
 def jobs(config: dict) -> list[Job]:
     """Every job of the benchmark. A job runs `splits_per_job` splits of one (data set, method)
-    in one process (default: all of them), which saves the ~3 s interpreter start-up per split."""
+    in one process (default: all of them), which saves the ~3 s interpreter start-up per split.
+    Leave-one-out has one split per sample: their number is the registry's n of the data set."""
+    from .data import registry as data_registry
+
     out = []
     for ds in config["datasets"]:
-        n = protocols.n_splits(dataset_protocol(config, ds))
+        n = protocols.n_splits(dataset_protocol(config, ds),
+                               n_samples=data_registry.get(dataset_name(config, ds)).n)
         for m, entry in config["methods"].items():
             if "datasets" in entry and ds not in entry["datasets"]:
                 continue
@@ -205,9 +213,12 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         "seed": int(config["seed"]),
         "cache": config["data"]["cache"],
         "drop_classes_below": config["datasets"][dataset].get("drop_classes_below"),
+        "dimension_sweep": bool(m_entry.get("dimension_sweep", config.get("dimension_sweep", False))),
     }
     identity = {key: spec[key] for key in ("benchmark", "dataset", "protocol", "preprocess",
                                            "method", "k", "hubness_k", "seed",
                                            "drop_classes_below")}
+    if spec["dimension_sweep"]:  # only when set, so that other configs keep their keys
+        identity["dimension_sweep"] = True
     spec["parent_key"] = _digest(identity)
     return spec

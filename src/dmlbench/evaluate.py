@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import hubness
+from .neighbors import MAX_BLOCK_BYTES, chunk_rows, smallest_k
 
 
 def knn_vote(neighbor_labels: np.ndarray, n_classes: int) -> np.ndarray:
@@ -81,15 +82,60 @@ class PeakMemory:
         self.into["peak_rss_delta_mb"] = (self.peak - self.start) / 2**20
 
 
+def dimension_sweep(Z_test: np.ndarray, Z_train: np.ndarray, y_train: np.ndarray,
+                    y_test: np.ndarray, ks: list[int],
+                    max_bytes: int = MAX_BLOCK_BYTES) -> dict[int, list[float]]:
+    """k-NN accuracy using only the first r mapped coordinates, for r = 1 .. R (the columns of
+    Z): the evaluation of Chang 2012, section 4 ("the dimensionality of the mapped vector was
+    augmented from one to the theoretical limit of the method with increments of one").
+
+    Squared distances are accumulated one coordinate at a time, so the whole sweep costs about
+    as much as R searches in one dimension; memory is one (chunk x n_train) block. Neighbours are
+    ordered by (distance, training index) and votes tie to the smallest label, as in `evaluate`.
+    """
+    n_train, n_dims = Z_train.shape
+    n_classes = int(max(y_train.max(), y_test.max())) + 1
+    k_max = max(ks)
+    correct = np.zeros((len(ks), n_dims))
+    step = chunk_rows(n_train, max_bytes // 2)
+    for start in range(0, Z_test.shape[0], step):
+        q, truth = Z_test[start:start + step], y_test[start:start + step]
+        D = np.zeros((q.shape[0], n_train))
+        for r in range(n_dims):
+            D += np.square(q[:, r, None] - Z_train[None, :, r])
+            ind = smallest_k(D, k_max)
+            for a, k in enumerate(ks):
+                correct[a, r] += np.count_nonzero(knn_vote(y_train[ind[:, :k]], n_classes) == truth)
+    return {k: (correct[a] / y_test.size).tolist() for a, k in enumerate(ks)}
+
+
+def sweep_metrics(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray,
+                  ks: list[int]) -> dict:
+    """The dimension sweep of a fitted linear metric (rows of `components_` in their order):
+    per k the curve `sweep_accuracy_k<k>` (position r-1 = first r components), its best value
+    `sweep_best_accuracy_k<k>` and the smallest dimensionality reaching it,
+    `sweep_best_dim_k<k>` (the paper's "most effective dimensionality"), and `sweep_dims`."""
+    curves = dimension_sweep(est.transform(X_test), est.embedding_, y_train, y_test, ks)
+    out: dict = {"sweep_dims": float(est.components_.shape[0])}
+    for k, curve in curves.items():
+        out[f"sweep_accuracy_k{k}"] = curve
+        out[f"sweep_best_accuracy_k{k}"] = float(max(curve))
+        out[f"sweep_best_dim_k{k}"] = float(int(np.argmax(curve)) + 1)
+    return out
+
+
 def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, ks: list[int],
-             hubness_k: int, timings: dict, progress: bool = False) -> dict[str, float]:
+             hubness_k: int, timings: dict, progress: bool = False,
+             sweep: bool = False) -> dict[str, float]:
     """Metrics of a fitted method `est` on (X_test, y_test); fills `timings` with predict times.
 
     Metrics: `accuracy_k<k>` and `error_k<k>` for each k, and the hubness measures of the
     training (labelled) points in the test queries' `hubness_k`-NN lists. A method may add its
     own numbers through `extra_metrics(X_test, y_test) -> dict` (e.g. the NCA rule's accuracy;
     a list of numbers is a curve, e.g. accuracy per mapped dimension, see `split_curves`);
-    a 'classifier' method is evaluated through `predict(X_test, k)` only.
+    a 'classifier' method is evaluated through `predict(X_test, k)` only. With `sweep`
+    (the config's `dimension_sweep`), a method with `components_` (a linear metric with at least one component)
+    also gets the `sweep_metrics` of its components in their order (others are not swept).
     """
     n_train = y_train.shape[0]
     metrics: dict[str, float] = {}
@@ -113,6 +159,10 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     if hasattr(est, "extra_metrics"):
         with stopwatch(timings, "extra_metrics"):
             metrics.update(est.extra_metrics(X_test, y_test))
+    if sweep and getattr(est, "components_", None) is not None \
+            and est.components_.shape[0] > 0:
+        with stopwatch(timings, "sweep"):
+            metrics.update(sweep_metrics(est, X_test, y_train, y_test, ks))
     return metrics
 
 

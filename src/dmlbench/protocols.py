@@ -1,8 +1,10 @@
-"""Split protocols: stratified holdout R x p, (repeated) stratified k-fold, and the data set's
-given train/test split. Splits are index arrays, saved so that anyone can recompute any number.
+"""Split protocols: stratified holdout R x p, (repeated) stratified k-fold, leave-one-out, and
+the data set's given train/test split. Splits are index arrays, saved so that anyone can recompute any number.
 
 A protocol is a dict from the config, e.g. ``{"kind": "holdout", "repeats": 4,
-"train_fraction": 0.7}``, ``{"kind": "kfold", "folds": 10}`` or ``{"kind": "given"}``.
+"train_fraction": 0.7}``, ``{"kind": "kfold", "folds": 10}``, ``{"kind": "loo"}`` (N splits, each
+testing one sample on the N - 1 others; the gene-expression sets of Chang 2012) or
+``{"kind": "given"}``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedShuffleSplit
 
-KINDS = ("holdout", "kfold", "given")
+KINDS = ("holdout", "kfold", "loo", "given")
 
 
 @dataclass
@@ -37,9 +39,13 @@ def protocol_id(protocol: dict, seed: int) -> str:
 _ABBREV = {"repeats": "r", "train_fraction": "p", "folds": "k", "train_size": "n", "test_size": "t"}
 
 
-def n_splits(protocol: dict) -> int:
-    """How many splits a protocol makes."""
+def n_splits(protocol: dict, n_samples: int | None = None) -> int:
+    """How many splits a protocol makes (leave-one-out: one per sample, so `n_samples`)."""
     kind = protocol["kind"]
+    if kind == "loo":
+        if n_samples is None:
+            raise ValueError("protocol loo makes one split per sample: n_samples is needed")
+        return int(n_samples)
     if kind == "holdout":
         return int(protocol.get("repeats", 1))
     if kind == "kfold":
@@ -83,6 +89,9 @@ def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = N
             f"data set '{dataset}': classes {small} have fewer than 2 samples, so a stratified "
             "split cannot put them on both sides; set `drop_classes_below: 2` for this data set"
         )
+    if kind == "loo":
+        everyone = np.arange(len(y))
+        return [Split(i, np.delete(everyone, i), everyone[i:i + 1]) for i in range(len(y))]
     X_dummy = np.zeros((len(y), 1))
     if kind == "holdout":
         size = _holdout_sizes(protocol, len(y), len(classes), dataset)

@@ -1,7 +1,8 @@
 """Result records -> MLflow, by one writer, idempotently.
 
 Layout (DESIGN.md section 2): one experiment per benchmark; one parent run per (data set, method,
-parameters) holding mean/std metrics; one child run per split holding that split's metrics, the
+parameters) holding mean/std metrics and the mean of each curve over the splits (metric history
+`curve.<name>`); one child run per split holding that split's metrics, the
 record as an artifact, and the record's content hash in a tag. Runs are found again by their
 `dmlbench.key` tag, so ingesting the same records twice updates nothing, and a changed record
 updates its run instead of adding one.
@@ -165,6 +166,22 @@ def _summary(group: list[dict]) -> dict:
     return out
 
 
+def _mean_curves(group: list[dict]) -> dict[str, list[float]]:
+    """Mean over the splits of each curve, position by position, as `curve.<name>`. A shorter
+    curve is extended by its last value: a dimension sweep of a metric of lower rank on one
+    split keeps its last rate at higher dimensionalities (extra components would be zero)."""
+    names = sorted({name for r in group for name in r.get("curves", {})})
+    out = {}
+    for name in names:
+        curves = [r["curves"][name] for r in group if r.get("curves", {}).get(name)]
+        if not curves:
+            continue
+        length = max(len(c) for c in curves)
+        padded = np.array([c + [c[-1]] * (length - len(c)) for c in curves], dtype=float)
+        out[f"curve.{name}"] = padded.mean(axis=0).tolist()
+    return out
+
+
 def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str | None = None):
     tags = {KEY: key, KIND: kind}
     if parent_id:
@@ -192,12 +209,15 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
         first = group[0]
         name = f"{first['dataset']['label']} / {first['method']['label']}"
         summary = _summary(group)
+        curves = _mean_curves(group)
         parent = known.get(parent_key)
         parent_id = parent.info.run_id if parent else _start(mlclient, exp_id, parent_key, "parent", name)
         stale = parent is None or any(
-            parent.data.metrics.get(k) != v for k, v in summary.items())
+            parent.data.metrics.get(k) != v for k, v in summary.items()) or any(
+            k not in parent.data.metrics for k in curves)
         if stale:
-            _log(mlclient, parent_id, summary, _flat_params(first), _tags(first, "parent"))
+            _log(mlclient, parent_id, summary, _flat_params(first), _tags(first, "parent"),
+                 histories=curves)
             mlclient.set_terminated(parent_id)
         children = {}
         for record in group:

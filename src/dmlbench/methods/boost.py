@@ -1,0 +1,407 @@
+"""Boosting Mahalanobis metrics (Chang 2012) and marginal Fisher analysis (Yan et al. 2007).
+
+- `base_learner`: Algorithm 1 (BaseLearner). Starting from Q = I it alternates the E-step (hits and
+  misses of every sample under the current Q, line 8) and the M-step (Theorem 4: the generalised
+  eigenvectors with positive eigenvalue of (X(L_A - L_B)X^T, X L_C X^T + lam sigma_1 I), eqs.
+  13-17 with section 3.2's ridge), until the relative change of Q falls below `base_tol`
+  (line 15) or `base_max_iter` (Table 2: 10) iterations.
+- `boost`: Algorithm 2 (BoostMDM): sample weights w' (eq. 12), gamma_t (eq. 11), alpha_t (eq. 10),
+  M_t = M_{t-1} + alpha_t Q_t (eq. 3), each Q_t learned in the null space of M_{t-1} (E_t, N_t,
+  X~_t of lines 22-31); stops when Q_t has rank 0, gamma_t <= 0, or M_t has full rank; the last
+  step orders the columns of L_T by discriminatory potential (lines 34-35, eqs. 18-19).
+- Registered: `boostmdm` (nearest hit and miss, eq. 2), `boostmdm_k` (k_h = k_m = 5, section
+  2.6.1), `boostmdm_g` (Gaussian weights, mu from the 7th nearest neighbour, section 2.6.2 and
+  Table 2), `i_mfa` and `gi_relief` (one boosting iteration of BoostMDM-K and BoostMDM-G: I-MFA and
+  GI-RELIEF as the paper implements them, section 4), and `mfa` (marginal Fisher analysis).
+
+Choices the paper leaves open:
+- `lam` (section 3.2's ridge) defaults to 1e-8 (Table 2's value for the face sets; the paper gives
+  no value for the low-dimensional sets, where X L_C X^T is usually regular); lam <= 0 is an error.
+- `base_tol` (the epsilon of Algorithm 1, not printed) defaults to 1e-3 on ||Q - Q'||_F / ||Q'||_F.
+- Table 2's mu = N / sum_i ||x_i - x_{i;7}||^2_M is computed under the metric whose sets it
+  weights: Q during the BaseLearner's E-steps, M_t for the bound B_G(M_t).
+- gamma_t = 1 (every sample with the same margin) would make alpha_t infinite; it is used as
+  1 - 1e-12 and the fit records `gamma_capped`.
+- A fit that stops before its first metric (T = 0: Q_1 of rank 0 or gamma_1 <= 0) has no metric
+  to return and raises `ValueError`.
+- Undersampled data (N - 1 < n): the training points are first expressed in the basis of their
+  centred span (PCA to N - 1 dimensions keeping every component, section 3.2) and the result is
+  mapped back (Omega L_T), as the paper does; this also keeps the eigenproblems N x N.
+- Final ordering: M_T = G G^T with G = [sqrt(alpha_t) E_{t-1} L~_t]; the paper's
+  Psi Theta^{1/2} equals G up to an orthogonal factor, so ordering the eigenvectors Phi of
+  G^T X(L_A - L_C)X^T G gives the paper's L_T (up to signs) without an n x n eigendecomposition.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse
+
+from ..margins import (SetRule, Sets, bound, generalized_eigenvectors, graph_scatter, margins,
+                       sample_weights, training_span)
+from ..neighbors import euclidean_kneighbors
+from .base import LinearMetric
+from .registry import register
+
+GAMMA_CAP = 1.0 - 1e-12
+
+
+@dataclass
+class BaseResult:
+    """Output of Algorithm 1: L (m x r, L^T (X L_C X^T + lam sigma_1 I) L = I_r) and the hit and
+    miss sets of its last E-step (the problem whose solution L is)."""
+
+    L: np.ndarray
+    n_iter: int
+    changes: list[float]
+    hits: Sets
+    misses: Sets
+    eigenvalues: np.ndarray
+
+
+def relative_change(L_old: np.ndarray | None, L_new: np.ndarray) -> float:
+    """||Q_new - Q_old||_F / ||Q_old||_F for Q = L L^T (L_old None: Q_old = I), via r x r
+    products only: ||A A^T - B B^T||_F^2 = ||A^T A||^2 + ||B^T B||^2 - 2 ||A^T B||^2."""
+    new = L_new.T @ L_new
+    if L_old is None:
+        m = L_new.shape[0]
+        diff2 = np.sum(new * new) + m - 2.0 * np.trace(new)
+        return math.sqrt(max(diff2, 0.0) / m)
+    old = L_old.T @ L_old
+    cross = L_old.T @ L_new
+    old2 = float(np.sum(old * old))
+    diff2 = old2 + np.sum(new * new) - 2.0 * np.sum(cross * cross)
+    return math.sqrt(max(diff2, 0.0) / old2) if old2 > 0 else math.inf
+
+
+def base_learner(X: np.ndarray, y: np.ndarray, w: np.ndarray, rule: SetRule, lam: float,
+                 max_iter: int = 10, tol: float = 1e-3, prev_hits: Sets | None = None) -> BaseResult:
+    """Algorithm 1 on the samples X (N x m: projections onto the null space of M_{t-1}) with
+    sample weights w = w'_{t-1}.
+
+    `prev_hits` are the hits under M_{t-1}, which give B_t (eq. 15) for t > 1; at t = 1 (None)
+    B_t = C_t (line 11). A_t (eq. 13) and C_t (eq. 16) come from the misses and hits under the
+    current Q, starting from Q = I (line 6).
+    """
+    S_B = prev_hits.scatter(X, w) if prev_hits is not None else None
+    Z, L = X, None
+    changes: list[float] = []
+    for it in range(1, max_iter + 1):
+        hits, misses, _ = rule.sets(Z, y)
+        S_A, S_C = misses.scatter(X, w), hits.scatter(X, w)
+        L_new, vals = generalized_eigenvectors(S_A - (S_C if S_B is None else S_B), S_C, lam)
+        changes.append(relative_change(L, L_new))
+        L = L_new
+        if L.shape[1] == 0 or changes[-1] < tol:
+            break
+        Z = X @ L
+    return BaseResult(L, it, changes, hits, misses, vals)
+
+
+@dataclass
+class BoostResult:
+    """Output of Algorithm 2. `components` is L_T^T (r x n), rows ordered by discriminatory
+    potential; `bases[t]` is E_{t-1} L~_t (Q_t = B B^T); path lists start at M_0 = 0."""
+
+    components: np.ndarray
+    bases: list[np.ndarray]
+    alphas: list[float] = field(default_factory=list)
+    gammas: list[float] = field(default_factory=list)
+    bounds: list[float] = field(default_factory=lambda: [1.0])
+    ranks: list[int] = field(default_factory=lambda: [0])
+    loo_errors: list[float] = field(default_factory=lambda: [1.0])
+    base_iterations: list[int] = field(default_factory=list)
+    mus: list[float] = field(default_factory=list)
+    potentials: list[float] = field(default_factory=list)
+    stop_reason: str = ""
+    gamma_capped: bool = False
+
+
+def boost(X: np.ndarray, y: np.ndarray, rule: SetRule, lam: float, base_max_iter: int = 10,
+          base_tol: float = 1e-3, max_boost_iter: int | None = None) -> BoostResult:
+    """Algorithm 2 on centred samples X (N x n, rows). `max_boost_iter` = None runs until one of
+    the paper's three termination conditions; 1 gives I-MFA / GI-RELIEF."""
+    n_samples, n_features = X.shape
+    E = None                      # basis of the null space of M_{t-1}; None = identity
+    X_null = X                    # X~_{t-1}
+    delta = np.zeros(n_samples)   # margins under M_0 = 0
+    hits = misses = None          # sets under M_{t-1}
+    G = np.zeros((n_features, 0))
+    out = BoostResult(components=np.zeros((0, n_features)), bases=[])
+    t = 0
+    while True:
+        if max_boost_iter is not None and t >= max_boost_iter:
+            out.stop_reason = f"max_boost_iter = {max_boost_iter} reached"
+            break
+        t += 1
+        w = sample_weights(delta)
+        base = base_learner(X_null, y, w, rule, lam, base_max_iter, base_tol, prev_hits=hits)
+        rank = base.L.shape[1]
+        if rank == 0:
+            out.stop_reason = f"rank(Q_{t}) = 0"
+            break
+        Zq = X_null @ base.L
+        hits_q, misses_q, _ = rule.sets(Zq, y)
+        d = misses_q.f(Zq) - (hits_q if hits is None else hits).f(Zq)   # eq. 6
+        eta = float(np.abs(d).max())
+        gamma = float(w @ d) / eta if eta > 0 else 0.0                  # eq. 11
+        if gamma <= 0:
+            out.stop_reason = f"gamma_{t} = {gamma:.3g} <= 0"
+            break
+        if gamma >= GAMMA_CAP:
+            gamma, out.gamma_capped = GAMMA_CAP, True
+        alpha = math.log((1 + gamma) / (1 - gamma)) / (2 * eta)         # eq. 10
+        B = base.L if E is None else E @ base.L
+        G = np.hstack([G, math.sqrt(alpha) * B])                        # M_t = G G^T, eq. 3
+        Z = X @ G
+        hits, misses, mu = rule.sets(Z, y)
+        delta = margins(hits, misses, Z)                                # eq. 4 under M_t
+        out.bases.append(B)
+        out.alphas.append(alpha)
+        out.gammas.append(gamma)
+        out.bounds.append(bound(delta))
+        out.ranks.append(G.shape[1])
+        out.loo_errors.append(float(np.mean(delta >= 0)))
+        out.base_iterations.append(base.n_iter)
+        if mu is not None:
+            out.mus.append(mu)
+        m = X_null.shape[1]
+        if rank == m:
+            out.stop_reason = f"M_{t} has full rank"
+            break
+        N_t = np.linalg.qr(base.L, mode="complete")[0][:, rank:]       # null(Q~_t), line 22
+        E = N_t if E is None else E @ N_t
+        X_null = X_null @ N_t
+    if G.shape[1] == 0:
+        raise ValueError(f"no base metric improves the margin bound ({out.stop_reason}): the "
+                         "classes show no usable margin under this set rule")
+    uniform = np.full(n_samples, 1.0 / n_samples)
+    Z = X @ G
+    potential = misses.scatter(Z, uniform) - hits.scatter(Z, uniform)  # eqs. 18-19
+    vals, Phi = np.linalg.eigh(potential)
+    order = np.argsort(-vals, kind="stable")
+    out.potentials = vals[order].tolist()
+    out.components = (G @ Phi[:, order]).T
+    return out
+
+
+class _Boosting(LinearMetric):
+    """BoostMDM and its extensions behind the method contract (`components_` = L_T^T)."""
+
+    family = "boost"
+    papers = ("ch12",)
+
+    def _rule(self) -> SetRule:
+        raise NotImplementedError
+
+    def _boost_limit(self) -> int | None:
+        return self.max_boost_iter
+
+    def _check_params(self) -> None:
+        if not (isinstance(self.lam, (int, float)) and self.lam > 0):
+            raise ValueError(f"lam must be > 0, got {self.lam!r}")
+        if isinstance(self.base_max_iter, bool) or not isinstance(self.base_max_iter, int) \
+                or self.base_max_iter < 1:
+            raise ValueError(f"base_max_iter must be a positive integer, got {self.base_max_iter!r}")
+        if not self.base_tol >= 0:
+            raise ValueError(f"base_tol must be >= 0, got {self.base_tol!r}")
+        limit = self._boost_limit()
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValueError(f"max_boost_iter must be None or a positive integer, got {limit!r}")
+
+    def _learn_components(self, X, y):
+        self._check_params()
+        rule = self._rule()
+        rule.check(y)
+        Xc = X - X.mean(axis=0)
+        span = training_span(Xc)
+        result = boost(Xc if span is None else Xc @ span, y, rule, float(self.lam),
+                       self.base_max_iter, float(self.base_tol), self._boost_limit())
+        lift = (lambda A: A) if span is None else (lambda A: span @ A)
+        self.bases_ = [lift(B) for B in result.bases]
+        self.alphas_ = list(result.alphas)
+        self.result_ = result
+        self.reduced_dim_ = None if span is None else span.shape[1]
+        return result.components if span is None else result.components @ span.T
+
+    @property
+    def metric_(self) -> np.ndarray:
+        """M_T = L_T L_T^T (n x n)."""
+        return self.components_.T @ self.components_
+
+    def fit_info(self) -> dict:
+        r = self.result_
+        info = {
+            "n_boost_iter": len(r.alphas),
+            "rank": int(self.components_.shape[0]),
+            "stop_reason": r.stop_reason,
+            "bound": r.bounds,
+            "rank_path": r.ranks,
+            "loo_error": r.loo_errors,
+            "alpha": r.alphas,
+            "gamma": r.gammas,
+            "theorem3_bound": np.cumprod(np.sqrt(1 - np.square(r.gammas))).tolist(),
+            "base_iterations": r.base_iterations,
+            "potential": r.potentials,
+            "gamma_capped": r.gamma_capped,
+        }
+        if r.mus:
+            info["mu"] = r.mus
+        if self.reduced_dim_ is not None:
+            info["reduced_dim"] = self.reduced_dim_
+        return info
+
+
+@register("boostmdm")
+class BoostMDM(_Boosting):
+    """BoostMDM (Chang 2012, Algorithm 2) on the nearest hit and nearest miss (bound eq. 2)."""
+
+    def __init__(self, lam=1e-8, base_max_iter=10, base_tol=1e-3, max_boost_iter=None):
+        self.lam = lam
+        self.base_max_iter = base_max_iter
+        self.base_tol = base_tol
+        self.max_boost_iter = max_boost_iter
+
+    def _rule(self):
+        return SetRule("nearest", 1, 1)
+
+
+@register("boostmdm_k")
+class BoostMDMK(_Boosting):
+    """BoostMDM-K (section 2.6.1): averages over the k_h nearest hits and k_m nearest misses
+    (Table 2: 5 and 5)."""
+
+    def __init__(self, k_h=5, k_m=5, lam=1e-8, base_max_iter=10, base_tol=1e-3,
+                 max_boost_iter=None):
+        self.k_h = k_h
+        self.k_m = k_m
+        self.lam = lam
+        self.base_max_iter = base_max_iter
+        self.base_tol = base_tol
+        self.max_boost_iter = max_boost_iter
+
+    def _rule(self):
+        return SetRule("nearest", self.k_h, self.k_m)
+
+
+@register("boostmdm_g")
+class BoostMDMG(_Boosting):
+    """BoostMDM-G (section 2.6.2): Gaussian-weighted averages over all hits and misses;
+    mu = None is Table 2's N / sum ||x_i - x_{i;mu_neighbor}||^2 (mu_neighbor = 7)."""
+
+    def __init__(self, mu=None, mu_neighbor=7, lam=1e-8, base_max_iter=10, base_tol=1e-3,
+                 max_boost_iter=None):
+        self.mu = mu
+        self.mu_neighbor = mu_neighbor
+        self.lam = lam
+        self.base_max_iter = base_max_iter
+        self.base_tol = base_tol
+        self.max_boost_iter = max_boost_iter
+
+    def _rule(self):
+        return SetRule("gaussian", mu=self.mu, mu_neighbor=self.mu_neighbor)
+
+
+@register("i_mfa")
+class IMFA(BoostMDMK):
+    """I-MFA: BoostMDM-K with one boosting iteration (Chang 2012, sections 3.1 and 4)."""
+
+    def __init__(self, k_h=5, k_m=5, lam=1e-8, base_max_iter=10, base_tol=1e-3):
+        self.k_h = k_h
+        self.k_m = k_m
+        self.lam = lam
+        self.base_max_iter = base_max_iter
+        self.base_tol = base_tol
+
+    def _boost_limit(self):
+        return 1
+
+
+@register("gi_relief")
+class GIRelief(BoostMDMG):
+    """GI-RELIEF (Chang 2010) as Chang 2012 implements it: BoostMDM-G with one boosting
+    iteration."""
+
+    def __init__(self, mu=None, mu_neighbor=7, lam=1e-8, base_max_iter=10, base_tol=1e-3):
+        self.mu = mu
+        self.mu_neighbor = mu_neighbor
+        self.lam = lam
+        self.base_max_iter = base_max_iter
+        self.base_tol = base_tol
+
+    def _boost_limit(self):
+        return 1
+
+
+@register("mfa")
+class MFA(LinearMetric):
+    """Marginal Fisher analysis (Yan et al. 2007, "Graph embedding and extensions", section 4.1).
+
+    Intrinsic graph: i and j joined when one is among the other's `k1` nearest same-class
+    neighbours; penalty graph: for every class, its `k2` nearest between-class pairs (Euclidean).
+    The directions are the generalised eigenvectors of (X L^p X^T, X L X^T + lam sigma_1 I),
+    largest ratio first, all of them unless `n_components`. Deviation: Yan et al. first project
+    onto the principal components to make X L X^T regular; here the same ridge as the BaseLearner
+    regularises it, and undersampled data are expressed in their span as for BoostMDM.
+    """
+
+    family = "boost"
+    papers = ("ch12",)
+
+    def __init__(self, k1=5, k2=20, lam=1e-8, n_components=None):
+        self.k1 = k1
+        self.k2 = k2
+        self.lam = lam
+        self.n_components = n_components
+
+    def _learn_components(self, X, y):
+        if not (isinstance(self.lam, (int, float)) and self.lam > 0):
+            raise ValueError(f"lam must be > 0, got {self.lam!r}")
+        SetRule("nearest", self.k1, 1).check(y, names=("k1", "k2"))
+        labels, counts = np.unique(y, return_counts=True)
+        pairs = int(np.min(counts * (y.size - counts)))
+        if isinstance(self.k2, bool) or not isinstance(self.k2, int) or not 1 <= self.k2 <= pairs:
+            raise ValueError(f"k2 must be an integer in [1, {pairs}] (between-class pairs of the "
+                             f"class with fewest), got {self.k2!r}")
+        Xc = X - X.mean(axis=0)
+        span = training_span(Xc)
+        Xr = Xc if span is None else Xc @ span
+        limit = Xr.shape[1]
+        if self.n_components is not None and not 1 <= self.n_components <= limit:
+            raise ValueError(f"mfa: n_components must be in [1, {limit}] here, got "
+                             f"{self.n_components}")
+        n = y.size
+        rows, cols, prow, pcol = [], [], [], []
+        for label in labels:
+            own, other = np.flatnonzero(y == label), np.flatnonzero(y != label)
+            _, ind = euclidean_kneighbors(Xr[own], Xr[own], self.k1, exclude_self=True)
+            rows.append(np.repeat(own, self.k1))
+            cols.append(own[ind].ravel())
+            k = min(self.k2, other.size)
+            dist, ind = euclidean_kneighbors(Xr[own], Xr[other], k)
+            i, j, d = np.repeat(own, k), other[ind].ravel(), dist.ravel()
+            best = np.lexsort((j, i, d))[:self.k2]
+            prow.append(i[best])
+            pcol.append(j[best])
+        intrinsic = _symmetric_graph(np.concatenate(rows), np.concatenate(cols), n)
+        penalty = _symmetric_graph(np.concatenate(prow), np.concatenate(pcol), n)
+        V, vals = generalized_eigenvectors(graph_scatter(Xr, penalty),
+                                           graph_scatter(Xr, intrinsic), float(self.lam),
+                                           positive_only=False)
+        self.eigenvalues_ = vals
+        V = V[:, :self.n_components or limit]
+        return (V if span is None else span @ V).T
+
+    def fit_info(self) -> dict:
+        return {"eigenvalues": self.eigenvalues_.tolist()}
+
+
+def _symmetric_graph(rows: np.ndarray, cols: np.ndarray, n: int):
+    """Binary symmetric adjacency: W_ij = 1 if (i, j) or (j, i) is listed."""
+    W = scipy.sparse.coo_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n)).tocsr()
+    W = W + W.T
+    W.data[:] = 1.0
+    return W

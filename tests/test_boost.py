@@ -1,0 +1,304 @@
+"""The BoostMDM family (Chang 2012) and MFA against independent references: dense graph
+Laplacians, brute-force neighbour sets, Cholesky-whitened eigenproblems, Theorem 3's bound."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+from dmlbench import data, margins
+from dmlbench.methods import make
+from dmlbench.methods.boost import base_learner
+
+BOOSTED = ["boostmdm", "boostmdm_k", "boostmdm_g", "i_mfa", "gi_relief"]
+
+
+def blobs(seed, n=90, d=6, c=3, sep=0.8, scales=True):
+    """Random labelled data: class means at random, features on scales 1e-2 .. 1e2."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % c
+    X = rng.normal(size=(n, d)) + sep * rng.normal(size=(c, d))[y]
+    return (X * np.logspace(-2, 2, d) if scales else X), y
+
+
+def wdbc_part(n=160):
+    ds = data.build("wdbc")
+    keep = np.sort(np.random.default_rng(0).choice(ds.y.size, n, replace=False))
+    return ds.X[keep] - ds.X[keep].mean(axis=0), ds.y[keep]
+
+
+# --- dense references -------------------------------------------------------------------------
+
+def dense_sq(Z):
+    return np.sum((Z[:, None, :] - Z[None, :, :]) ** 2, axis=2)
+
+
+def dense_psi(Z, y, side, k=None, mu=None):
+    """N x N set weights psi_ij by brute force: k nearest (1/k each) or Gaussian (softmax)."""
+    D = dense_sq(Z)
+    same = y[:, None] == y[None, :]
+    member = (same & ~np.eye(y.size, dtype=bool)) if side == "hits" else ~same
+    psi = np.zeros_like(D)
+    for i in range(y.size):
+        cols = np.flatnonzero(member[i])
+        if k is not None:
+            nearest = cols[np.argsort(D[i, cols], kind="stable")[:k]]
+            psi[i, nearest] = 1.0 / k
+        else:
+            logit = -mu * D[i, cols]
+            e = np.exp(logit - logit.max())
+            psi[i, cols] = e / e.sum()
+    return psi
+
+
+def laplacian_scatter(X, P):
+    """X^T (D_A - A) X with A = P + P^T (the paper's R(i, j; ...) symmetrisation)."""
+    A = P + P.T
+    return X.T @ (np.diag(A.sum(axis=1)) - A) @ X
+
+
+def table2_mu(Z, q=7):
+    D = dense_sq(Z) + np.diag(np.full(Z.shape[0], np.inf))
+    return Z.shape[0] / np.sum(np.sort(D, axis=1)[:, q - 1])
+
+
+def dense_bound(Z, y, k_h=None, k_m=None, mu=None):
+    """B(M) (eq. 2 / B_{kh,km} / B_G) from the mapped points Z, by brute force."""
+    if mu == "table2":
+        mu = table2_mu(Z)
+    D = dense_sq(Z)
+    f_hit = np.sum(dense_psi(Z, y, "hits", k_h, mu) * D, axis=1)
+    f_miss = np.sum(dense_psi(Z, y, "misses", k_m, mu) * D, axis=1)
+    return float(np.mean(np.exp(f_hit - f_miss)))
+
+
+RULES = {  # registered name, its parameters, and the brute-force reference's set definition
+    "boostmdm": ({}, dict(k_h=1, k_m=1)),
+    "boostmdm_k": ({"k_h": 3, "k_m": 2}, dict(k_h=3, k_m=2)),
+    "boostmdm_g": ({}, dict(mu="table2")),
+    "boostmdm_g mu=0": ({"mu": 0.0}, dict(mu=0.0)),
+}
+
+
+def _fit(label, X, y, **extra):
+    params, _ = RULES[label]
+    return make(label.split()[0], {**params, **extra}).fit(X, y)
+
+
+# --- numerical core -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("side", ["hits", "misses"])
+@pytest.mark.parametrize("kind", ["nearest", "gaussian"])
+def test_set_f_values_and_scatter_equal_dense_laplacians(kind, side):
+    X, y = blobs(0, n=40, d=5, scales=False)
+    Z = X @ np.random.default_rng(1).normal(size=(5, 3))
+    w = np.random.default_rng(2).dirichlet(np.ones(y.size))
+    rule = margins.SetRule(kind, 3, 2, mu=None)
+    hits, misses, mu = rule.sets(Z, y)
+    sets = hits if side == "hits" else misses
+    k = (3 if side == "hits" else 2) if kind == "nearest" else None
+    if kind == "gaussian":
+        assert mu == pytest.approx(table2_mu(Z), rel=1e-10)
+    psi = dense_psi(Z, y, side, k, mu)
+    np.testing.assert_allclose(sets.f(Z), np.sum(psi * dense_sq(Z), axis=1), rtol=1e-9)
+    np.testing.assert_allclose(sets.f(X), np.sum(psi * dense_sq(X), axis=1), rtol=1e-9)
+    np.testing.assert_allclose(sets.scatter(X, w), laplacian_scatter(X, w[:, None] * psi),
+                               rtol=1e-9, atol=1e-10)
+
+
+def test_generalized_eigenvectors_satisfy_the_constraint_and_maximise_the_trace():
+    rng = np.random.default_rng(3)
+    m = 7
+    S = rng.normal(size=(m, m))
+    S = S + S.T
+    B = rng.normal(size=(m, 4))
+    C = B @ B.T  # singular: the ridge is what makes the pair definite
+    lam = 1e-3
+    V, vals = margins.generalized_eigenvectors(S, C, lam)
+    C_reg = C + lam * np.linalg.svd(C, compute_uv=False)[0] * np.eye(m)
+    np.testing.assert_allclose(V.T @ C_reg @ V, np.eye(V.shape[1]), atol=1e-9)  # = I_0 block
+    # independent: whiten with the Cholesky factor; the optimum is the sum of positive eigenvalues
+    K = np.linalg.cholesky(C_reg)
+    Kinv = np.linalg.inv(K)
+    ref = np.linalg.eigvalsh(Kinv @ S @ Kinv.T)
+    assert V.shape[1] == np.sum(ref > 0)
+    np.testing.assert_allclose(np.trace(V.T @ S @ V), ref[ref > 0].sum(), rtol=1e-9)
+    np.testing.assert_allclose(vals, np.sort(ref[ref > 0])[::-1], rtol=1e-9)
+    for _ in range(20):  # any other feasible L of the same rank does no better
+        U = np.linalg.qr(rng.normal(size=(m, V.shape[1])))[0]
+        L = Kinv.T @ U
+        assert np.trace(L.T @ S @ L) <= np.trace(V.T @ S @ V) + 1e-9
+
+
+def test_base_learner_solution_satisfies_its_constraint():
+    X, y = blobs(4, n=60, d=5)
+    w = np.random.default_rng(0).dirichlet(np.ones(y.size))
+    lam = 1e-6
+    res = base_learner(X, y, w, margins.SetRule("nearest", 3, 3), lam, max_iter=10, tol=1e-3)
+    assert res.L.shape[1] > 0
+    # the constraint refers to the hit sets of the last E-step, which the result carries
+    psi = np.zeros((y.size, y.size))
+    np.put_along_axis(psi, res.hits.index, 1.0 / 3, axis=1)
+    S_C = laplacian_scatter(X, w[:, None] * psi)
+    C_reg = S_C + lam * np.linalg.svd(S_C, compute_uv=False)[0] * np.eye(X.shape[1])
+    np.testing.assert_allclose(res.L.T @ C_reg @ res.L, np.eye(res.L.shape[1]), atol=1e-8)
+
+
+# --- Theorem 3 and the boosting invariants ------------------------------------------------------
+
+@pytest.mark.parametrize("label", list(RULES))
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_bound_never_increases_and_matches_a_brute_force_evaluation(label, seed):
+    X, y = blobs(seed)
+    est = _fit(label, X, y)
+    info = est.fit_info()
+    bounds = np.array(info["bound"])
+    assert bounds[0] == 1.0 and len(bounds) == info["n_boost_iter"] + 1
+    assert np.all(np.diff(bounds) <= 1e-12), bounds
+    Z = X @ est.components_.T
+    assert bounds[-1] == pytest.approx(dense_bound(Z, y, **RULES[label][1]), rel=1e-8)
+    if label != "boostmdm_g":  # Theorem 1 holds for nearest sets and for mu = 0 (section 2.6.2)
+        gammas = np.array(info["gamma"])
+        assert np.all(bounds[1:] <= bounds[:-1] * np.sqrt(1 - gammas ** 2) + 1e-12)
+        assert bounds[-1] <= info["theorem3_bound"][-1] + 1e-12
+
+
+def test_several_boosting_iterations_happen_and_keep_the_bound_decreasing():
+    X, y = wdbc_part()
+    for label in ("boostmdm", "boostmdm_k", "boostmdm_g"):
+        info = _fit(label, X, y).fit_info()
+        assert info["n_boost_iter"] >= 2, (label, info["stop_reason"])
+        assert np.all(np.diff(info["bound"]) < 0)
+        assert info["rank_path"] == sorted(set(info["rank_path"]))
+
+
+@pytest.mark.parametrize("label", ["boostmdm_k", "boostmdm_g mu=0"])
+def test_each_base_metric_lies_in_the_null_space_of_the_previous_metric(label):
+    X, y = wdbc_part() if label == "boostmdm_k" else blobs(5, d=8)
+    est = _fit(label, X, y)
+    assert len(est.bases_) >= 2
+    M = np.zeros((X.shape[1],) * 2)
+    for t, (alpha, B) in enumerate(zip(est.alphas_, est.bases_)):
+        Q = B @ B.T
+        if t:
+            assert np.linalg.norm(Q @ M) <= 1e-9 * np.linalg.norm(Q) * np.linalg.norm(M)
+        assert alpha > 0
+        M += alpha * Q
+    # M_T = sum alpha_t Q_t is what the reordered components represent, and it is PSD
+    np.testing.assert_allclose(est.metric_, M, rtol=1e-9, atol=1e-12 * np.abs(M).max())
+    assert np.linalg.eigvalsh(M).min() >= -1e-10 * np.linalg.eigvalsh(M).max()
+    assert est.components_.shape[0] == np.linalg.matrix_rank(M)
+
+
+def test_components_are_ordered_by_discriminatory_potential():
+    X, y = blobs(6, d=8)
+    est = _fit("boostmdm_k", X, y)
+    Z = X @ est.components_.T
+    uniform = np.full((y.size, 1), 1.0 / y.size)
+    S = (laplacian_scatter(Z, uniform * dense_psi(Z, y, "misses", 2))
+         - laplacian_scatter(Z, uniform * dense_psi(Z, y, "hits", 3)))
+    potential = np.diag(S)   # eqs. 18-19: diag(L_T^T X (L_A - L_C) X^T L_T)
+    assert np.all(np.diff(potential) <= 1e-9 * np.abs(potential).max())
+    np.testing.assert_allclose(S - np.diag(potential), 0, atol=1e-9 * np.abs(potential).max())
+
+
+def dense_i_mfa(X, y, k_h, k_m, lam, max_iter=10, tol=1e-3):
+    """Algorithm 1 at t = 1 with uniform weights, written out with dense N x N matrices."""
+    w = np.full(y.size, 1.0 / y.size)
+    L, Z = None, X
+    for _ in range(max_iter):
+        S_A = laplacian_scatter(X, w[:, None] * dense_psi(Z, y, "misses", k_m))
+        S_C = laplacian_scatter(X, w[:, None] * dense_psi(Z, y, "hits", k_h))
+        sigma1 = np.linalg.svd(S_C, compute_uv=False)[0]
+        vals, V = scipy.linalg.eigh(S_A - S_C, S_C + lam * sigma1 * np.eye(X.shape[1]))
+        new = V[:, vals > 1e-9 * np.abs(vals).max()]
+        old_Q = np.eye(X.shape[1]) if L is None else L @ L.T
+        change = np.linalg.norm(new @ new.T - old_Q) / np.linalg.norm(old_Q)
+        L, Z = new, X @ new
+        if change < tol:
+            break
+    return L @ L.T
+
+
+def test_i_mfa_is_one_iteration_of_boostmdm_k_and_matches_a_dense_reference():
+    X, y = blobs(7, n=72, d=5)
+    imfa = make("i_mfa", {"k_h": 4, "k_m": 3, "lam": 1e-6}).fit(X, y)
+    boosted = make("boostmdm_k", {"k_h": 4, "k_m": 3, "lam": 1e-6}).fit(X, y)
+    Q_ref = dense_i_mfa(X, y, 4, 3, 1e-6)
+    Q = imfa.bases_[0] @ imfa.bases_[0].T
+    np.testing.assert_allclose(Q, Q_ref, rtol=1e-7, atol=1e-9 * np.abs(Q_ref).max())
+    np.testing.assert_allclose(boosted.bases_[0] @ boosted.bases_[0].T, Q_ref, rtol=1e-7,
+                               atol=1e-9 * np.abs(Q_ref).max())
+    np.testing.assert_allclose(imfa.metric_, imfa.alphas_[0] * Q_ref, rtol=1e-7,
+                               atol=1e-9 * imfa.alphas_[0] * np.abs(Q_ref).max())
+    assert imfa.fit_info()["n_boost_iter"] == 1
+
+
+def test_undersampled_data_are_solved_in_their_span_like_pca_to_n_minus_1():
+    from sklearn.decomposition import PCA
+
+    rng = np.random.default_rng(8)
+    y = np.arange(24) % 3
+    X = rng.normal(size=(24, 60)) + 2 * rng.normal(size=(3, 60))[y]
+    est = make("boostmdm_k", {"k_h": 3, "k_m": 3, "lam": 0.01}).fit(X, y)
+    assert est.fit_info()["reduced_dim"] == 23 and est.components_.shape[1] == 60
+    R = PCA(23, svd_solver="full").fit_transform(X)  # section 3.2 as a separate step
+    ref = make("boostmdm_k", {"k_h": 3, "k_m": 3, "lam": 0.01}).fit(R, y)
+    np.testing.assert_allclose(dense_sq(est.transform(X)), dense_sq(ref.transform(R)),
+                               rtol=1e-6, atol=1e-9 * dense_sq(ref.transform(R)).max())
+
+
+def test_mfa_matches_a_dense_reference():
+    X, y = blobs(9, n=45, d=4)
+    k1, k2, lam = 3, 10, 1e-6
+    D = dense_sq(X)
+    same = y[:, None] == y[None, :]
+    W = np.zeros_like(D)
+    Wp = np.zeros_like(D)
+    for i in range(y.size):
+        hits = np.flatnonzero(same[i] & (np.arange(y.size) != i))
+        W[i, hits[np.argsort(D[i, hits])[:k1]]] = 1
+    for c in np.unique(y):
+        pairs = [(D[i, j], i, j) for i in np.flatnonzero(y == c) for j in np.flatnonzero(y != c)]
+        for _, i, j in sorted(pairs)[:k2]:
+            Wp[i, j] = 1
+    W, Wp = np.maximum(W, W.T), np.maximum(Wp, Wp.T)
+    S_w = X.T @ (np.diag(W.sum(1)) - W) @ X
+    S_p = X.T @ (np.diag(Wp.sum(1)) - Wp) @ X
+    sigma1 = np.linalg.svd(S_w, compute_uv=False)[0]
+    vals, V = scipy.linalg.eigh(S_p, S_w + lam * sigma1 * np.eye(4))
+    ref = V[:, ::-1]
+    est = make("mfa", {"k1": k1, "k2": k2, "lam": lam}).fit(X, y)
+    np.testing.assert_allclose(np.abs(est.components_), np.abs(ref.T), rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(est.fit_info()["eigenvalues"], vals[::-1], rtol=1e-9)
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, params, message", [
+    ("boostmdm_k", {"k_h": 5}, "k_h = 5 exceeds the hits available: the smallest class has 5 samples \\(4 hits"),
+    ("i_mfa", {"k_h": 2, "k_m": 6}, "k_m = 6 exceeds the misses available: the largest class "
+                                    "leaves 5"),
+    ("mfa", {"k1": 5}, "k1 = 5 exceeds the hits available"),
+    ("mfa", {"k1": 2, "k2": 46}, "k2 must be an integer in \\[1, 45\\]"),
+    ("boostmdm", {"lam": 0}, "lam must be > 0"),
+    ("boostmdm_g", {"lam": -1.0}, "lam must be > 0"),
+    ("gi_relief", {"lam": 0.0}, "lam must be > 0"),
+    ("mfa", {"lam": 0}, "lam must be > 0"),
+    ("boostmdm_g", {"mu": -0.5}, "mu must be >= 0"),
+    ("boostmdm_g", {"mu_neighbor": 14}, "mu_neighbor must be in \\[1, 13\\]"),
+    ("boostmdm", {"max_boost_iter": 0}, "max_boost_iter must be None or a positive integer"),
+])
+def test_bad_parameters_are_clear_errors(name, params, message):
+    y = np.array([0] * 5 + [1] * 9)  # smallest class 5 (4 hits), largest leaves 5 misses
+    X = np.random.default_rng(0).normal(size=(14, 3))
+    with pytest.raises(ValueError, match=message):
+        make(name, params).fit(X, y)
+
+
+@pytest.mark.parametrize("name", [*BOOSTED, "mfa"])
+def test_a_single_class_or_a_singleton_class_is_a_clear_error(name):
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    with pytest.raises(ValueError, match="class"):
+        make(name).fit(X, np.zeros(12, dtype=int))
+    with pytest.raises(ValueError, match="every class needs at least 2 samples"):
+        make(name).fit(X, np.array([0] * 11 + [1]))
