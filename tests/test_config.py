@@ -4,6 +4,7 @@ import copy
 
 import pytest
 
+from conftest import REPO
 from dmlbench import config
 
 GOOD = {
@@ -70,9 +71,33 @@ def test_parent_key_changes_with_method_params_only_for_that_method():
             != config.job_spec(b, "iris", "lmnn", [0])["parent_key"])
 
 
-@pytest.mark.parametrize("path", ["config/config.yaml", "config/smoke.yaml"])
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(REPO))
+                                         for p in (REPO / "config").rglob("*.yaml")))
 def test_shipped_configs_are_valid(path):
-    from conftest import REPO
-
     cfg = config.load(REPO / path)
     assert config.jobs(cfg)
+
+
+def test_leave_one_out_has_one_split_per_sample_of_the_registry():
+    cfg = copy.deepcopy(GOOD)
+    cfg["datasets"]["wine"]["protocol"] = {"kind": "loo"}
+    cfg["methods"]["euclidean"] = {"splits_per_job": 100}
+    jobs = [j for j in config.jobs(check(cfg)) if j.dataset == "wine" and j.method == "euclidean"]
+    assert [len(j.splits) for j in jobs] == [100, 78]
+    cfg["datasets"]["wine"]["drop_classes_below"] = 5
+    with pytest.raises(config.ConfigError, match="cannot be combined"):
+        check(cfg)
+
+
+def test_dimension_sweep_is_resolved_per_method_and_keys_only_change_when_set():
+    base = check(copy.deepcopy(GOOD))
+    cfg = copy.deepcopy(GOOD)
+    cfg["dimension_sweep"] = True
+    cfg["methods"]["euclidean"] = {"dimension_sweep": False}
+    swept = check(cfg)
+    assert config.job_spec(swept, "iris", "lmnn", [0])["dimension_sweep"] is True
+    off = config.job_spec(swept, "iris", "euclidean", [0])
+    assert off["dimension_sweep"] is False
+    assert off["parent_key"] == config.job_spec(base, "iris", "euclidean", [0])["parent_key"]
+    assert (config.job_spec(swept, "iris", "lmnn", [0])["parent_key"]
+            != config.job_spec(base, "iris", "lmnn", [0])["parent_key"])

@@ -79,3 +79,27 @@ def test_hubness_summary_keys():
     assert s["max_n3"] == 4 and s["antihub_share_n3"] == pytest.approx(0.2)
     assert set(s) == {"skewness_n3", "robin_hood_n3", "antihub_share_n3", "hub_occurrence_n3",
                       "gini_n3", "max_n3"}
+
+
+def test_dimension_sweep_equals_knn_on_the_leading_components():
+    ds = data.build("wine")
+    split = protocols.make_splits(ds.y, {"kind": "holdout", "repeats": 1}, seed=2)[0]
+    Xtr, Xte, _ = preprocess.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
+    ytr, yte = ds.y[split.train], ds.y[split.test]
+    est = make("pca").fit(Xtr, ytr)
+    metrics = evaluate(est, Xte, ytr, yte, [1, 3], 5, timings={}, sweep=True)
+    Ztr, Zte = est.transform(Xtr), est.transform(Xte)
+    for k in (1, 3):
+        curve = metrics[f"sweep_accuracy_k{k}"]
+        assert len(curve) == 13 == metrics["sweep_dims"]
+        for r in range(13):
+            ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(Ztr[:, :r + 1], ytr)
+            assert curve[r] == pytest.approx(ref.score(Zte[:, :r + 1], yte), abs=1e-12)
+        assert curve[-1] == pytest.approx(metrics[f"accuracy_k{k}"], abs=1e-12)
+        assert metrics[f"sweep_best_accuracy_k{k}"] == max(curve)
+        assert metrics[f"sweep_best_dim_k{k}"] == curve.index(max(curve)) + 1
+    # chunking does not change the curve
+    from dmlbench.evaluate import dimension_sweep
+
+    small = dimension_sweep(Zte, Ztr, ytr, yte, [1], max_bytes=8 * len(ytr) * 3)
+    assert small[1] == metrics["sweep_accuracy_k1"]

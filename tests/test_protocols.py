@@ -87,3 +87,16 @@ def test_protocol_ids_are_readable_and_distinct():
     a = protocols.protocol_id({"kind": "holdout", "repeats": 4, "train_fraction": 0.7}, 0)
     b = protocols.protocol_id({"kind": "holdout", "repeats": 4, "train_fraction": 0.7}, 1)
     assert a == "holdout-r4-p0.7-seed0" and a != b
+
+
+def test_leave_one_out_tests_each_sample_once_on_all_others():
+    p = {"kind": "loo"}
+    splits = protocols.make_splits(Y, p, seed=0)
+    assert len(splits) == Y.size == protocols.n_splits(p, n_samples=Y.size)
+    for i, s in enumerate(splits):
+        assert s.test.tolist() == [i]
+        assert np.array_equal(s.train, np.delete(np.arange(Y.size), i))
+    with pytest.raises(ValueError, match="n_samples is needed"):
+        protocols.n_splits(p)
+    with pytest.raises(ValueError, match="classes \\[2\\]"):
+        protocols.make_splits(np.array([0, 0, 1, 1, 2]), p, 0)

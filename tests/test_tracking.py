@@ -86,6 +86,7 @@ def test_fit_info_and_curves_become_metrics_histories_and_tags(mlflow_uri, recor
     doc = json.loads(record_files[0].read_text())
     doc["records"][0]["fit_info"] = {"n_iter": 5, "objective": [3.0, 2.0, 1.5], "solver": "cg"}
     doc["records"][0]["curves"] = {"accuracy_by_dim": [0.5, 0.75]}
+    doc["records"][1]["curves"] = {"accuracy_by_dim": [0.25]}
     record_files[0].write_text(json.dumps(doc))
     summary = tracking.ingest(record_files)
     key = doc["records"][0]["job_key"]
@@ -99,3 +100,8 @@ def test_fit_info_and_curves_become_metrics_histories_and_tags(mlflow_uri, recor
         [(0, 3.0), (1, 2.0), (2, 1.5)]
     curve = client.get_metric_history(run_id, "curve.accuracy_by_dim")
     assert sorted((m.step, m.value) for m in curve) == [(0, 0.5), (1, 0.75)]
+    # the parent holds the mean over splits, a shorter curve extended by its last value
+    parent = summary["parents"][doc["records"][0]["parent_key"]]["run_id"]
+    mean = client.get_metric_history(parent, "curve.accuracy_by_dim")
+    assert sorted((m.step, m.value) for m in mean) == [(0, 0.375), (1, 0.5)]
+

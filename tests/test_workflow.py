@@ -55,13 +55,16 @@ def test_records_and_report_exist(smoke_run):
     work, _ = smoke_run
     from dmlbench import records
 
+    smoke = yaml.safe_load((work / "config/smoke.yaml").read_text())
     files = sorted((work / "results/smoke/runs").glob("*/*/part*.json"))
-    assert len(files) == 8
+    assert len(files) == len(smoke["datasets"]) * len(smoke["methods"])
     assert all(len(records.read(f)) == 2 for f in files)
     html = (work / "reports/smoke/index.html").read_text()
     for heading in ("Leaderboard", "Test accuracy", "Average error over data sets", "Hubness",
-                    "Time and memory"):
+                    "Time and memory", "Dimension sweep and boosting"):
         assert heading in html
+    for figure in ("sweep_k1.png", "loss_vs_rank_i_mfa.png"):
+        assert figure in html and (work / "reports/smoke/figures" / figure).exists()
     assert list((work / "reports/smoke/figures").glob("*.png"))
     assert not list(work.rglob("*.tmp")), "a temporary file was left behind"
 

@@ -156,4 +156,6 @@ def cost(ctx: Context) -> Section:
     return sec
 
 
-BUILDERS = [leaderboard, accuracy, average_error, hubness, cost]
+from .boost import boosting_section  # noqa: E402  (a family's section; it imports this module)
+
+BUILDERS = [leaderboard, accuracy, average_error, hubness, cost, boosting_section]
