@@ -69,7 +69,8 @@ def sweep_figure(curves: pd.DataFrame, best: pd.DataFrame, methods: list[str], k
     ncols = min(3, len(datasets))
     nrows = -(-len(datasets) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
-    palette = dict(zip(methods, plt.get_cmap("tab20").colors))
+    colors = plt.get_cmap("tab10").colors
+    style = {m: (colors[i % 10], ("-", "--", ":")[i // 10 % 3]) for i, m in enumerate(methods)}
     for ax, ds in zip(axes.flat, datasets):
         for method in methods:
             part = curves[(curves["dataset"] == ds) & (curves["method"] == method)]
@@ -77,7 +78,8 @@ def sweep_figure(curves: pd.DataFrame, best: pd.DataFrame, methods: list[str], k
                 continue
             rate, dim = best.loc[(ds, method)]
             ax.plot(part["dim"], part["rate"], marker="." if len(part) < 40 else None,
-                    color=palette[method], label=f"{method} ({rate:.1f}, {int(dim)})")
+                    color=style[method][0], linestyle=style[method][1],
+                    label=f"{method} ({rate:.1f}, {int(dim)})")
         ax.set_title(ds)
         ax.set_xlabel("dimensionality of the mapped vector")
         ax.set_ylabel(f"{k}-NN classification rate (%)")
