@@ -36,7 +36,22 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
     index = out_dir / "index.html"
     with atomic_path(index) as tmp:
         tmp.write_text(page)
+    if out_dir.parent.name == "reports":
+        write_overview(out_dir.parent)
     return index
+
+
+def write_overview(reports_dir: Path) -> Path:
+    """reports/index.html: a link to every benchmark report under `reports_dir`."""
+    entries = sorted(p.parent.name for p in reports_dir.glob("*/index.html"))
+    items = "".join(f'<li><a href="{name}/index.html">{name}</a></li>' for name in entries)
+    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dmlbench reports"
+            "</title></head><body style='font-family: sans-serif; margin: 2rem'>"
+            f"<h1>dmlbench reports</h1><ul>{items}</ul></body></html>\n")
+    path = reports_dir / "index.html"
+    with atomic_path(path) as tmp:
+        tmp.write_text(page)
+    return path
 
 
 def _hubness_k(parents) -> int:
