@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import tracking
 from . import figures, tables
-from .sections import Context, Section, html_table, save_csv
+from .sections import Context, Section, export_table, html_table
 
 #: the paper's claims (section 4.2); its results are figures, so they are quoted, not tabulated
 PAPER_CLAIMS = [
@@ -87,7 +87,7 @@ def sweep_figure(curves: pd.DataFrame, best: pd.DataFrame, methods: list[str], k
     for ax in axes.flat[len(datasets):]:
         ax.axis("off")
     fig.tight_layout()
-    return "figures/" + figures._save(fig, out_dir, f"sweep_k{k}.png")
+    return figures._save(fig, out_dir, f"sweep_k{k}.png")
 
 
 def loss_paths(ctx: Context) -> pd.DataFrame:
@@ -130,11 +130,11 @@ def loss_figure(paths: pd.DataFrame, method: str, out_dir) -> str:
         ax.axis("off")
     fig.suptitle(f"{method}: loss bound against the rank of M_t (one line per split)")
     fig.tight_layout()
-    return "figures/" + figures._save(fig, out_dir, f"loss_vs_rank_{method}.png")
+    return figures._save(fig, out_dir, f"loss_vs_rank_{method}.png")
 
 
 def boosting_section(ctx: Context) -> Section | None:
-    ks = [k for k in tables.ks_of(ctx.parents) if f"sweep_best_accuracy_k{k}_mean" in ctx.parents]
+    ks = [k for k in ctx.ks if f"sweep_best_accuracy_k{k}_mean" in ctx.parents]
     paths = loss_paths(ctx)
     if not ks and paths.empty:
         return None
@@ -144,7 +144,7 @@ def boosting_section(ctx: Context) -> Section | None:
                   "whose metric has lower rank keeps its last rate); in parentheses, as in "
                   "Figs. 2-3 of Chang 2012, the best average rate and the smallest "
                   "dimensionality reaching it (the 'most effective dimensionality').")
-    out_dir = ctx.out_dir / "figures"
+    out_dir = ctx.figure_dir
     _, methods = tables.order(ctx.parents)
     names = dict(zip(ctx.parents["method"], ctx.parents["method_name"]))
     for k in ks:
@@ -158,7 +158,7 @@ def boosting_section(ctx: Context) -> Section | None:
         rates = best["rate"].unstack("method").reindex(index=text.index, columns=swept)
         sec.table(html_table(text, tables.best_per_row(rates)),
                   f"Best average {k}-NN rate (%) and its dimensionality",
-                  save_csv(ctx, best.reset_index(), f"sweep_best_k{k}"))
+                  export_table(ctx, best.reset_index(), f"sweep_best_k{k}"))
         sec.figure(sweep_figure(curves, best, swept, k, out_dir),
                    f"{k}-NN classification rate against the dimensionality of the mapped vector "
                    "(layout of Figs. 2-3 of Chang 2012).")
@@ -173,13 +173,13 @@ def boosting_section(ctx: Context) -> Section | None:
             sec.table(html_table(tables.fmt(frame, 2)),
                       "Differences of best average rates (percentage points) for the paper's "
                       "pairs: boosted against one iteration, I-MFA against MFA",
-                      save_csv(ctx, frame, f"sweep_pairs_k{k}"))
+                      export_table(ctx, frame, f"sweep_pairs_k{k}"))
     if not paths.empty:
         summary = _boosted_runs(ctx).groupby(["dataset", "method"])[["fit.n_boost_iter", "fit.rank"]].mean()
         summary.columns = ["boosting iterations T", "rank of M_T"]
         sec.table(html_table(tables.fmt(summary.unstack("method"), 2)),
                   "Boosting iterations and final rank, mean over splits",
-                  save_csv(ctx, summary.reset_index(), "boosting_iterations"))
+                  export_table(ctx, summary.reset_index(), "boosting_iterations"))
         for method in sorted(paths["method"].unique()):
             sec.figure(loss_figure(paths[paths["method"] == method], method, out_dir),
                        f"{method}: B(M_t) against rank(M_t), as Figs. 4 (BoostMDM-K) and 5 "
