@@ -17,7 +17,8 @@ From a set and sample weights c (summing to one):
   P = R(i, j; c, S), i.e. sum_i c_i sum_j psi_ij (x_i - x_j)(x_i - x_j)^T.
 
 Memory stays O(N k + chunk x N): nearest sets are neighbour lists (`dmlbench.neighbors`), Gaussian
-sets are rebuilt block by block from rows of the distance matrix, never an N x N array.
+sets are rebuilt block by block from rows of the distance matrix (all temporaries of a block
+within `MAX_BLOCK_BYTES`), never an N x N array once N x N exceeds that.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class GaussianSets:
     def blocks(self, max_bytes: int = MAX_BLOCK_BYTES):
         """(rows, weights, squared distances) for blocks of rows; weights are (chunk x N)."""
         n = self.Z.shape[0]
-        for rows in _row_chunks(n, 3 * 8 * n, max_bytes):
+        for rows in _row_chunks(n, 6 * 8 * n, max_bytes):  # ~6 (chunk x N) temporaries
             D2 = squared_distances(self.Z[rows], self.Z)
             same = self.y[rows, None] == self.y[None, :]
             if self.side == "hits":
