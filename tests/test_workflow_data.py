@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from loopback import serve, uci_dir
-from test_workflow import copy_project, snakemake
+from conftest import copy_project, snakemake
 
 pytestmark = pytest.mark.workflow
 UCI_DIR = uci_dir()
