@@ -47,3 +47,81 @@ def test_no_steps_is_identity():
 def test_bad_steps_are_named(steps, message):
     with pytest.raises(ValueError, match=message):
         preprocess.fit_transform(steps, X_TRAIN, X_TEST)
+
+
+def test_presets_expand_to_the_papers_steps_and_match_the_schema():
+    import yaml
+
+    from conftest import REPO
+
+    assert preprocess.expand(["shigeto-2017-pca300"]) == [{"pca": 300}, "center"]
+    assert preprocess.expand(["zscore", "chang-2012-undersampled"]) == ["zscore", {"pca": "all"}]
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    enums = [alt["enum"] for alt in schema["$defs"]["preprocess"]["items"]["oneOf"]
+             if "enum" in alt]
+    assert set(enums[1]) == set(preprocess.PRESETS)
+
+
+def test_pca_all_keeps_every_component_of_nonzero_variance():
+    X = rng.normal(size=(8, 20))  # undersampled: n - 1 = 7 < d
+    Xtr, _, info = preprocess.fit_transform(["chang-2012-undersampled"], X, X[:3])
+    assert Xtr.shape == (8, 7) and info["d_out"] == 7
+    assert abs(info["pca_explained_variance"] - 1) < 1e-12  # nothing dropped
+    # distances between training points are unchanged (a rotation of the centred data)
+    from scipy.spatial.distance import pdist
+    np.testing.assert_allclose(pdist(Xtr), pdist(X), rtol=1e-10)
+    Xtr, _, _ = preprocess.fit_transform([{"pca": "all"}], X_TRAIN, X_TEST)
+    assert Xtr.shape == (60, 5)  # d < n - 1: all d components
+
+
+def test_image_crop_and_blur_against_direct_computation():
+    images = rng.uniform(0, 255, size=(7, 28, 28))
+    X = images.reshape(7, -1)
+    cropped, _, info = preprocess.fit_transform([{"image_crop": 2}], X, X[:2])
+    np.testing.assert_array_equal(cropped.reshape(7, 24, 24), images[:, 2:26, 2:26])
+    assert info["d_out"] == 576
+    # Gaussian smoothing as an explicit separable convolution with a normalised, truncated
+    # (4 sigma) kernel and zeros outside the image
+    sigma = 0.75
+    radius = int(4 * sigma + 0.5)
+    t = np.arange(-radius, radius + 1)
+    kernel = np.exp(-t**2 / (2 * sigma**2))
+    kernel /= kernel.sum()
+    expected = np.empty_like(images)
+    for i, image in enumerate(images):
+        rows = np.array([np.convolve(r, kernel, mode="same") for r in image])
+        expected[i] = np.array([np.convolve(c, kernel, mode="same") for c in rows.T]).T
+    blurred, _, _ = preprocess.fit_transform([{"gaussian_blur": sigma}], X, X[:2])
+    np.testing.assert_allclose(blurred.reshape(7, 28, 28), expected, atol=1e-9)
+
+
+def test_mnist_preset_fits_pca_on_the_training_part_only():
+    train = rng.uniform(0, 255, size=(150, 784))
+    test = rng.uniform(0, 255, size=(20, 784))
+    a, at, info = preprocess.fit_transform(["abou-moustafa-2017-mnist"], train, test)
+    assert a.shape == (150, 120) and at.shape == (20, 120) and info["d_in"] == 784
+    assert info["expanded_steps"] == preprocess.PRESETS["abou-moustafa-2017-mnist"]
+    b, _, _ = preprocess.fit_transform(["abou-moustafa-2017-mnist"], train, test * 2 + 1)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="not a square number"):
+        preprocess.fit_transform([{"image_crop": 2}], X_TRAIN, X_TEST)
+
+
+def test_sparse_pca_equals_dense_pca_of_the_centred_data():
+    import scipy.sparse as sp
+
+    S = sp.random(80, 400, density=0.05, random_state=3, format="csr")
+    T = sp.random(10, 400, density=0.05, random_state=4, format="csr")
+    Xtr, Xte, _ = preprocess.fit_transform([{"pca": 5}, "center"], S, T)
+    dense = S.toarray()
+    mean = dense.mean(0)
+    _, sing, Vt = np.linalg.svd(dense - mean, full_matrices=False)
+    np.testing.assert_allclose(np.abs(Xtr), np.abs((dense - mean) @ Vt[:5].T), atol=1e-8)
+    np.testing.assert_allclose(np.abs(Xte), np.abs((T.toarray() - mean) @ Vt[:5].T), atol=1e-8)
+    np.testing.assert_allclose(Xtr.mean(0), 0, atol=1e-10)
+    with pytest.raises(ValueError, match="the data set is sparse"):
+        preprocess.fit_transform(["zscore"], S, T)
+    with pytest.raises(ValueError, match="the data set is sparse"):
+        preprocess.fit_transform([], S, T)
+    with pytest.raises(ValueError, match=r"min\(n, d\) - 1 = 79"):
+        preprocess.fit_transform([{"pca": 80}], S, T)

@@ -3,7 +3,7 @@
     dmlbench datasets                 the data-set registry as a table
     dmlbench methods                  the registered methods
     dmlbench check-config FILE        validate a config (schema + names + parameters)
-    dmlbench dataset NAME             build and cache one data set
+    dmlbench dataset NAME...          build and cache data sets (downloads: --mirror, --offline)
     dmlbench split NAME ...           make and save one data set's splits
     dmlbench run --job JSON           run one job, write its record file
     dmlbench ingest FILE...           import record files into MLflow
@@ -17,12 +17,20 @@ import json
 import sys
 from pathlib import Path
 
+PAPER_IDS = ("am07", "am17", "ch12", "on11", "sh17")  # dmlbench.data.PAPERS, without importing it
+
 
 def _datasets(args) -> None:
-    from .data import PAPERS, REGISTRY, cache
+    from .data import PAPERS, REGISTRY, cache, generators
 
+    specs = [spec for spec in REGISTRY.values() if not args.paper or args.paper in spec.papers]
+    if args.files:
+        rows = [(spec.name, f"{spec.group}/{f.name}", " ".join(f.urls) or "(scikit-learn fetcher)")
+                for spec in specs if spec.downloads for f in spec.files]
+        _print_table(("name", "mirror path", "public homes"), rows, wrap_last=not args.full)
+        return
     rows = []
-    for spec in REGISTRY.values():
+    for spec in specs:
         if not spec.available:
             status = "unavailable"
         elif cache.paths(spec.name, args.cache)[1].exists():
@@ -31,11 +39,18 @@ def _datasets(args) -> None:
             status = "embedded"
         else:
             status = "needs download"
-        papers = ", ".join(PAPERS[p] for p in spec.papers)
-        rows.append((spec.name, spec.n, spec.d, spec.n_classes, spec.source, status, papers,
-                     spec.notes or spec.reason))
+        papers = ",".join(spec.papers)
+        notes = "; ".join(filter(None, [spec.reason, spec.notes, spec.origin if args.full else ""]))
+        rows.append((spec.name, spec.n, spec.d, spec.n_classes, spec.source, status, papers, notes))
+    if not args.paper:
+        rows.append(("gauss-d<d>", 1000, "d", 2, "generator", "embedded", "",
+                     "any d; also gauss-d<d>-n<n>-c<classes>-s<seed> (each part optional): "
+                     f"classes N({generators.GAUSS_SEPARATION:g} e_c, I_d) for hubness studies"))
+        rows.append(("<generator>-s<seed>", "", "", "", "generator", "embedded", "",
+                     "another draw of monks-1/2/3, crings or waveform, e.g. crings-s3"))
     header = ("name", "n", "d", "classes", "source", "status", "papers", "notes")
     _print_table(header, rows, wrap_last=not args.full)
+    print("\npapers: " + "; ".join(f"{k} = {v}" for k, v in PAPERS.items()))
 
 
 def _print_table(header, rows, wrap_last=True) -> None:
@@ -73,8 +88,10 @@ def _check_config(args) -> None:
 def _dataset(args) -> None:
     from . import data
 
-    ds = data.ensure(args.name, args.cache)
-    print(f"{ds.name}: n = {ds.meta['n']}, d = {ds.meta['d']}, classes = {ds.meta['class_counts']}")
+    for name in args.names:
+        ds = data.ensure(name, args.cache, mirror=args.mirror, offline=args.offline)
+        print(f"{ds.name}: n = {ds.meta['n']}, d = {ds.meta['d']}, "
+              f"classes = {ds.meta['class_counts']}")
 
 
 def _split(args) -> None:
@@ -140,7 +157,11 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("datasets", help="list the registered data sets")
     s.add_argument("--cache", default="resources", help="data cache directory (default resources)")
-    s.add_argument("--full", action="store_true", help="do not wrap the notes column")
+    s.add_argument("--full", action="store_true",
+                   help="do not wrap the notes column; add each set's origin")
+    s.add_argument("--paper", choices=sorted(PAPER_IDS), help="only the sets of one paper")
+    s.add_argument("--files", action="store_true",
+                   help="list the downloaded files: mirror path and public homes")
     s.set_defaults(func=_datasets)
 
     s = sub.add_parser("methods", help="list the registered methods")
@@ -150,9 +171,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("config")
     s.set_defaults(func=_check_config)
 
-    s = sub.add_parser("dataset", help="build and cache one data set")
-    s.add_argument("name")
+    s = sub.add_parser("dataset", help="build and cache data sets (downloading them if needed)")
+    s.add_argument("names", nargs="+", metavar="name")
     s.add_argument("--cache", default="resources")
+    s.add_argument("--mirror", help="directory or base URL tried before the public homes")
+    s.add_argument("--offline", action="store_true",
+                   help="never contact the public homes (embedded, cached or mirror only)")
     s.set_defaults(func=_dataset)
 
     s = sub.add_parser("split", help="make and save the splits of one data set")
@@ -189,10 +213,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .data.download import DownloadError
+
     args = parser().parse_args(argv)
     try:
         args.func(args)
-    except (ValueError, KeyError, FileNotFoundError, IndexError) as err:
+    except (ValueError, KeyError, FileNotFoundError, IndexError, DownloadError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"dmlbench {args.command}: error: {message}", file=sys.stderr)
         return 2

