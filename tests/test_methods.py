@@ -105,3 +105,11 @@ def test_lda_and_pca_distances_equal_scikit_learn_transforms():
         D = np.linalg.norm(Z[:, None] - Z[None], axis=2)
         DR = np.linalg.norm(R[:, None] - R[None], axis=2)
         np.testing.assert_allclose(D, DR, atol=1e-8)
+
+
+def test_lda_with_a_singular_within_class_scatter_names_the_remedy():
+    X, y = toy(n=30, d=4)
+    X[:, 3] = X[:, 2]  # collinear features: singular within-class scatter
+    with pytest.raises(ValueError, match="shrinkage"):
+        make("lda").fit(X, y)
+    make("lda", {"shrinkage": "auto"}).fit(X, y)

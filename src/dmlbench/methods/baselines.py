@@ -179,8 +179,15 @@ class LDA(LinearMetric):
 
         limit = min(np.unique(y).size - 1, X.shape[1])
         _check_n_components("lda", self.n_components, limit)
-        lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage=self.shrinkage,
-                                         n_components=self.n_components).fit(X, y)
+        try:
+            lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage=self.shrinkage,
+                                             n_components=self.n_components).fit(X, y)
+        except np.linalg.LinAlgError as err:
+            raise ValueError(
+                f"lda: the within-class scatter is singular ({err}); e.g. classes with a single "
+                "training point or collinear features. Set `shrinkage: auto` (or a number in "
+                "[0, 1]) for this method"
+            ) from err
         r = self.n_components or limit
         return lda.scalings_[:, :r].T
 

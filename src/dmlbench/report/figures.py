@@ -32,7 +32,8 @@ def error_per_dataset(splits: pd.DataFrame, k: int, methods: list[str], out_dir:
     datasets = sorted(frame["dataset"].unique())
     fig, ax = plt.subplots(figsize=(8, max(2.5, 0.12 * len(datasets) * (len(methods) + 2))))
     sns.pointplot(data=frame, y="dataset", x="error", hue="method", order=datasets,
-                  hue_order=methods, errorbar="sd", dodge=0.6, linestyle="none", orient="h",
+                  hue_order=methods, errorbar="sd", dodge=0.6 if len(methods) > 1 else False,
+                  linestyle="none", orient="h",
                   marker="o", markersize=5, capsize=0.08, err_kws={"linewidth": 1}, ax=ax)
     ax.set_xlim(left=0)
     ax.set_xlabel(f"test error of {k}-NN (%), mean ± sd over splits")
