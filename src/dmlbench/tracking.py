@@ -149,17 +149,22 @@ def _tags(record: dict, kind: str) -> dict:
 
 
 def _split_metrics(record: dict) -> dict:
+    """A split's metrics, timings and part sizes (`n_train`, `n_test`: counts for tests of
+    proportions such as `dmlbench.stats.two_proportion_ztest`)."""
     out = dict(record["metrics"])
     out.update({k: v for k, v in record["timings"].items()})
+    out.update(n_train=record["split"]["n_train"], n_test=record["split"]["n_test"])
     return out
 
 
 def _summary(group: list[dict]) -> dict:
-    """Mean and sample standard deviation (ddof 1; 0 for one split) of each metric."""
-    keys = sorted({k for r in group for k in _split_metrics(r)})
+    """Mean and sample standard deviation (ddof 1; 0 for one split) of each metric and of each
+    numeric `fit.<key>` (e.g. a hyper-parameter chosen per split)."""
+    numbers = [{**_split_metrics(r), **_fit_info_entries(r["fit_info"])[0]} for r in group]
+    keys = sorted({k for r in numbers for k in r})
     out = {"n_splits": float(len(group))}
     for key in keys:
-        values = np.array([_split_metrics(r)[key] for r in group if key in _split_metrics(r)])
+        values = np.array([r[key] for r in numbers if key in r], dtype=float)
         out[f"{key}_mean"] = float(values.mean())
         out[f"{key}_std"] = float(values.std(ddof=1)) if values.size > 1 else 0.0
     return out
