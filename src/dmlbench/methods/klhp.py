@@ -29,6 +29,8 @@ from .registry import register
 
 #: eigenvalues of G below this fraction of the largest are treated as zero when lam = 0
 RANK_TOL = 1e-10
+#: squared distances below this fraction of |x - mean|^2 are round-off, i.e. 0
+ZERO_TOL = 1e-10
 
 
 def hyperplane_distances(u: np.ndarray, V: np.ndarray, lams) -> np.ndarray:
@@ -43,8 +45,11 @@ def hyperplane_distances(u: np.ndarray, V: np.ndarray, lams) -> np.ndarray:
     for lam in lams:
         denom = sigma + lam * scale[:, None]
         keep = denom > RANK_TOL * np.maximum(sigma.max(axis=1, keepdims=True), 1e-300)
-        out.append(uu - np.where(keep, proj / np.where(keep, denom, 1.0), 0.0).sum(axis=1))
-    return np.maximum(np.array(out), 0.0)  # round-off below zero when x lies on the hyperplane
+        d2 = uu - np.where(keep, proj / np.where(keep, denom, 1.0), 0.0).sum(axis=1)
+        # x on the hyperplane (always so when lam = 0 and K - 1 >= d): the difference is
+        # round-off; it is set to exactly 0 so that ties between classes are ties
+        out.append(np.where(d2 <= ZERO_TOL * uu, 0.0, d2))
+    return np.array(out)
 
 
 @register("klhp")

@@ -331,7 +331,7 @@ class RMVEM(_GQDMetric):
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=1e-4,
                  eps_scale="absolute", form="literal", rank=None, rank_grid=None,
-                 neighbourhood="euclidean", tol=1e-5, max_iter=2000, max_selection_queries=None,
+                 neighbourhood="euclidean", tol=1e-3, max_iter=2000, max_selection_queries=None,
                  random_state=None):
         self.m, self.m_grid, self.grid_size, self.k_select = m, m_grid, grid_size, k_select
         self.eps, self.eps_scale, self.form, self.rank = eps, eps_scale, form, rank
@@ -383,7 +383,7 @@ class MiniVenn(LocalMetric):
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=0.1,
                  eps_scale="absolute", rho=None, rho_grid=(0.0, 0.25, 0.5, 0.75, 1.0), tau=0.05,
-                 tau_grid=None, neighbourhood="cosine", tol=1e-5, max_iter=2000,
+                 tau_grid=None, neighbourhood="cosine", tol=1e-3, max_iter=2000,
                  max_selection_queries=None, random_state=None):
         self.m, self.m_grid, self.grid_size, self.k_select = m, m_grid, grid_size, k_select
         self.eps, self.eps_scale, self.rho, self.rho_grid = eps, eps_scale, rho, rho_grid
