@@ -4,6 +4,7 @@ import copy
 
 import pytest
 
+from conftest import REPO
 from dmlbench import config
 
 GOOD = {
@@ -70,9 +71,8 @@ def test_parent_key_changes_with_method_params_only_for_that_method():
             != config.job_spec(b, "iris", "lmnn", [0])["parent_key"])
 
 
-@pytest.mark.parametrize("path", ["config/config.yaml", "config/smoke.yaml"])
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(REPO))
+                                         for p in (REPO / "config").rglob("*.yaml")))
 def test_shipped_configs_are_valid(path):
-    from conftest import REPO
-
     cfg = config.load(REPO / path)
     assert config.jobs(cfg)

@@ -212,9 +212,13 @@ def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
     n_iter = np.zeros(b, dtype=np.int64)
     converged = np.zeros(b, dtype=bool)
     active = np.arange(b)
+    # the loop works on compact copies of the unfinished problems, rebuilt only when some finish
+    Ct, wa = np.swapaxes(C, 1, 2), w.copy()
+    Ca, Cta, ridge = C, Ct, eps[:, None, None] * np.eye(C.shape[2])
     for _ in range(int(max_iter)):
-        Ca, wa, ea = C[active], w[active], eps[active]
-        delta, _ = _deltas(Ca, wa, ea)
+        L = np.linalg.cholesky((Cta * wa[:, None, :]) @ Ca + ridge)
+        S = np.linalg.inv(L) @ Cta
+        delta = np.einsum("brm,brm->bm", S, S)
         mean = np.einsum("bm,bm->b", wa, delta)
         if update == "normalised":
             done = delta.max(axis=1) - mean <= tol
@@ -222,16 +226,21 @@ def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
         else:
             new = wa * delta / d
             done = np.linalg.norm(new - wa, axis=1) <= tol
-        step = ~done
-        w[active[step]] = new[step]
-        n_iter[active[step]] += 1
         if update == "printed":  # the printed rule stops after taking its last step
-            w[active[done]] = new[done]
-            n_iter[active[done]] += 1
-        converged[active[done]] = True
-        active = active[step]
-        if active.size == 0:
-            break
+            wa = new
+            n_iter[active] += 1
+        else:
+            wa = np.where(done[:, None], wa, new)
+            n_iter[active[~done]] += 1
+        if done.any():
+            w[active] = wa
+            converged[active[done]] = True
+            keep = ~done
+            active, wa = active[keep], wa[keep]
+            if active.size == 0:
+                break
+            Ca, Cta, ridge = Ca[keep], Cta[keep], ridge[keep]
+    w[active] = wa
     return _result(C, Q, d, w, eps, n_iter, converged, batched)
 
 

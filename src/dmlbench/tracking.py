@@ -9,6 +9,7 @@ updates its run instead of adding one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from . import records
+from .files import read_json
 
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = "dmlbench.key", "dmlbench.kind", "dmlbench.content_hash"
@@ -177,12 +179,16 @@ def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str
     return mlclient.create_run(exp_id, tags=tags, run_name=name).info.run_id
 
 
-def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
-    """Import the split records of record files into MLflow; returns {parent_key: {run_id, children: {job_key: id}}}."""
+def ingest(paths: list[str | Path], experiment: str | None = None,
+           validation: list[str | Path] = ()) -> dict:
+    """Import the split records of record files (and MVCE validation files, see
+    `ingest_validation`) into MLflow; returns {"parents": {parent_key: {run_id, children:
+    {job_key: id}}}, "validation": {key: run_id}, ...}."""
     loaded = [record for path in paths for record in records.read(path)]
-    if not loaded:
+    documents = [read_json(path) for path in validation]
+    if not loaded and not documents:
         raise ValueError("no result records to ingest")
-    experiment = experiment or loaded[0]["benchmark"]
+    experiment = experiment or (loaded[0] if loaded else documents[0])["benchmark"]
     mlclient = client()
     exp_id = experiment_id(mlclient, experiment)
     known = existing_runs(mlclient, exp_id)
@@ -226,8 +232,57 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
             children[key] = run_id
         out["parents"][parent_key] = {"run_id": parent_id, "dataset": first["dataset"]["label"],
                                       "method": first["method"]["label"], "children": children}
+    out["validation"] = _ingest_validation(mlclient, exp_id, known, documents, counts)
     out["counts"] = counts
     return out
+
+
+#: result fields that change from run to run (left out of the content hash)
+_VOLATILE_VALIDATION = ("titterington_batch_time_s", "titterington_serial_time_s",
+                        "titterington_equal_gap_time_s", "cvxpy_time_s", "speed_ratio",
+                        "speed_ratio_batched", "speed_ratio_equal_gap")
+
+
+def _ingest_validation(mlclient, exp_id: str, known: dict, documents: list[dict],
+                       counts: dict) -> dict:
+    """One run (kind `mvce_validation`) per (data set, m) of each MVCE validation document
+    (`dmlbench mvce-validate`); keyed and hashed like split runs, so re-ingesting is a no-op."""
+    from . import mvce_validation
+
+    out = {}
+    for doc in documents:
+        if doc.get("kind") != mvce_validation.KIND:
+            raise ValueError(f"not an MVCE validation file (kind {doc.get('kind')!r})")
+        for row in doc["results"]:
+            identity = {"benchmark": doc["benchmark"], "dataset": doc["dataset"],
+                        "preprocess": doc["preprocess"], "settings": doc["settings"],
+                        "m": row["m"]}
+            key = _digest(identity)
+            stable = {k: (None if k in _VOLATILE_VALIDATION else v) for k, v in row.items()}
+            digest = _digest({**identity, "result": stable}, 64)  # a new field updates the run
+            run = known.get(key)
+            if run is not None and run.data.tags.get(HASH) == digest:
+                counts["unchanged"] += 1
+                out[key] = run.info.run_id
+                continue
+            label = doc["dataset"]["label"]
+            run_id = run.info.run_id if run else _start(
+                mlclient, exp_id, key, mvce_validation.KIND, f"{label} / MVCE check m={row['m']}")
+            params = {"eps": doc["settings"]["eps"], "tol": doc["settings"]["tol"],
+                      "queries": doc["settings"]["queries"],
+                      "preprocess": json.dumps(doc["preprocess"]), "dataset": doc["dataset"]["name"]}
+            tags = {KIND: mvce_validation.KIND, HASH: digest, "dmlbench.dataset": label,
+                    "dmlbench.benchmark": doc["benchmark"],
+                    "dmlbench.git_commit": doc["environment"]["git_commit"]}
+            _log(mlclient, run_id, {k: v for k, v in row.items() if _is_number(v)}, params, tags)
+            mlclient.set_terminated(run_id)
+            counts["updated" if run else "created"] += 1
+            out[key] = run_id
+    return out
+
+
+def _digest(obj, length: int = 16) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:length]
 
 
 def _log_record_artifact(mlclient, run_id: str, record: dict) -> None:

@@ -22,7 +22,7 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
     out_dir = Path(out_dir)
     parents, splits = runs.load(experiment, parent_keys)
     hubness_k = _hubness_k(parents)
-    ctx = sections.Context(parents, splits, out_dir, hubness_k)
+    ctx = sections.Context(parents, splits, out_dir, hubness_k, experiment=experiment)
     ctx.figures = {role: f"figures/{name}" for role, name in
                    figures.all_figures(parents, splits, hubness_k, out_dir / "figures").items()}
     built = [s for s in (builder(ctx) for builder in sections.BUILDERS) if s is not None]

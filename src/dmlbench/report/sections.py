@@ -24,6 +24,7 @@ class Context:
     out_dir: Path
     hubness_k: int
     figures: dict = field(default_factory=dict)
+    experiment: str = ""
     mlflow_ui: str = field(default_factory=lambda: os.environ.get(
         "DMLBENCH_MLFLOW_UI", "http://127.0.0.1:5000"))
 
@@ -157,3 +158,8 @@ def cost(ctx: Context) -> Section:
 
 
 BUILDERS = [leaderboard, accuracy, average_error, hubness, cost]
+
+# method families' own sections (each in its own module, imported here after the shared helpers)
+from .local import local_metrics, mvce_check  # noqa: E402
+
+BUILDERS += [mvce_check, local_metrics]
