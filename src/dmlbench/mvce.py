@@ -67,13 +67,10 @@ class MVCEResult:
 
     def matrix(self) -> np.ndarray:
         """A as a dense d x d matrix (tests and small d only)."""
-        C, b = self.coords, self.coords.shape[0]
-        eps = _batch(self.eps, b)
-        A = np.broadcast_to(np.eye(self.n_features), (b, self.n_features, self.n_features)) * \
-            eps[:, None, None]
+        eps = _batch(self.eps, self.coords.shape[0])
         Z = self.neighbours()
-        A = A + np.swapaxes(Z, 1, 2) @ (Z * self._w()[:, :, None])
-        return self._out(A)
+        A = np.swapaxes(Z, 1, 2) @ (Z * self._w()[:, :, None])
+        return self._out(A + eps[:, None, None] * np.eye(self.n_features))
 
     def neighbours(self) -> np.ndarray:
         """Z (b, m, d) rebuilt from the span coordinates."""
