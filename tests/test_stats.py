@@ -1,6 +1,4 @@
-"""The z-test for two proportions against a hand computation and statsmodels; win/tie/loss."""
-
-import math
+"""Statistics over data sets against hand computations, published tables and statsmodels."""
 
 import numpy as np
 import pandas as pd
@@ -9,46 +7,61 @@ from statsmodels.stats.proportion import proportions_ztest
 
 from dmlbench import stats
 
+SCORES = pd.DataFrame({"a": [0.9, 0.8, 0.7, 0.95, 0.85],
+                       "b": [0.85, 0.82, 0.6, 0.9, 0.8],
+                       "c": [0.7, 0.7, 0.65, 0.8, 0.75]},
+                      index=[f"d{i}" for i in range(5)])
+
+
+def test_friedman_matches_the_rank_formula():
+    ranks = SCORES.rank(axis=1, ascending=False)
+    n, k = ranks.shape
+    R = ranks.mean(axis=0)
+    chi2 = 12 * n / (k * (k + 1)) * (np.sum(R**2) - k * (k + 1) ** 2 / 4)
+    statistic, p = stats.friedman(SCORES)
+    assert statistic == pytest.approx(chi2)
+    assert 0 < p < 0.05
+
+
+@pytest.mark.parametrize("k, q", [(2, 1.960), (3, 2.343), (4, 2.569), (5, 2.728), (6, 2.850),
+                                  (7, 2.949), (8, 3.031), (9, 3.102), (10, 3.164)])
+def test_nemenyi_cd_uses_demsar_table(k, q):
+    # Demsar (2006), Table 5(a): critical values q_0.05 for the Nemenyi test
+    assert stats.nemenyi_cd(k, 12) == pytest.approx(q * np.sqrt(k * (k + 1) / 72), rel=2e-3)
+
+
+def test_wilcoxon_holm_adjusts_in_step_down_order():
+    frame = stats.wilcoxon_holm(SCORES)
+    assert len(frame) == 3
+    order = np.argsort(frame["p"].to_numpy())
+    m = len(frame)
+    expected = np.maximum.accumulate([min(1, (m - i) * frame["p"].iloc[j])
+                                      for i, j in enumerate(order)])
+    np.testing.assert_allclose(frame["p_holm"].to_numpy()[order], expected)
+
+
+def test_ztest_matches_statsmodels():
+    z, p = stats.ztest_two_proportions(0.9, 0.8, 200, 150)
+    z_ref, p_ref = proportions_ztest([180, 120], [200, 150])
+    assert z == pytest.approx(z_ref) and p == pytest.approx(p_ref)
+
+
+def test_win_tie_loss_counts_significant_differences_only():
+    acc = pd.DataFrame({"ref": [0.95, 0.90, 0.50], "other": [0.70, 0.89, 0.80]},
+                       index=["x", "y", "z"])
+    n = pd.DataFrame(300, index=acc.index, columns=acc.columns)
+    counts = stats.win_tie_loss(acc, n, "ref")
+    assert counts.loc["other"].to_dict() == {"win": 1, "tie": 1, "loss": 1}
+
+
+def test_friedman_needs_three_methods():
+    with pytest.raises(ValueError, match=">= 3 methods"):
+        stats.friedman(SCORES[["a", "b"]])
+
 
 def test_ztest_by_hand():
-    # 10/100 against 20/100: pooled p = 0.15, se = sqrt(0.15 * 0.85 * 2 / 100)
-    z, p = stats.two_proportion_ztest(10, 100, 20, 100)
-    se = math.sqrt(0.15 * 0.85 * 0.02)
-    assert z == pytest.approx(-0.1 / se)
-    assert z == pytest.approx(-1.980295, abs=1e-6)
-    assert p == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
-    assert p == pytest.approx(0.047670, abs=1e-6)
-    assert stats.outcome(10, 20, 100) == 1 and stats.outcome(20, 10, 100) == -1
-    assert stats.outcome(10, 20, 100, alpha=0.01) == 0
-
-
-@pytest.mark.parametrize("e_a, n_a, e_b, n_b", [(3, 150, 9, 150), (45, 345, 38, 345),
-                                                (120, 768, 150, 700), (0, 50, 4, 50)])
-def test_ztest_equals_statsmodels(e_a, n_a, e_b, n_b):
-    z, p = stats.two_proportion_ztest(e_a, n_a, e_b, n_b)
-    z_ref, p_ref = proportions_ztest([e_a, e_b], [n_a, n_b])
-    assert z == pytest.approx(z_ref, rel=1e-12) and p == pytest.approx(p_ref, rel=1e-10)
-
-
-def test_equal_degenerate_rates_are_a_tie():
-    assert stats.two_proportion_ztest(0, 40, 0, 60) == (0.0, 1.0)
-    assert stats.two_proportion_ztest(40, 40, 60, 60) == (0.0, 1.0)
-
-
-def test_bad_counts_are_named():
-    with pytest.raises(ValueError, match="errors_b = 11"):
-        stats.two_proportion_ztest(1, 10, 11, 10)
-    with pytest.raises(ValueError, match="sample sizes"):
-        stats.two_proportion_ztest(0, 0, 0, 10)
-
-
-def test_win_tie_loss_counts():
-    cases = pd.MultiIndex.from_tuples([("a", 1), ("a", 3), ("b", 1), ("b", 3)])
-    errors = pd.DataFrame({"rmvem": [10, 10, 30, 5], "euc": [20, 11, 10, np.nan],
-                           "lmnn": [30, 30, 30, 30]}, index=cases)
-    n = pd.Series(100, index=cases)
-    table = stats.win_tie_loss(errors, n, "rmvem")
-    assert table.loc["euc"].tolist() == [1, 1, 1, 3]      # better, worse, tie, cases
-    assert table.loc["lmnn"].tolist() == [3, 0, 1, 4]
-    with pytest.raises(ValueError, match="reference method 'x'"):
-        stats.win_tie_loss(errors, n, "x")
+    # 90/100 against 80/100 correct: pooled p = 0.85, se = sqrt(0.85 * 0.15 * 2 / 100)
+    z, p = stats.ztest_two_proportions(0.9, 0.8, 100)
+    assert z == pytest.approx(0.1 / np.sqrt(0.85 * 0.15 * 0.02))
+    assert z == pytest.approx(1.980295, abs=1e-6) and p == pytest.approx(0.047670, abs=1e-6)
+    assert stats.ztest_two_proportions(1.0, 1.0, 40, 60) == (0.0, 1.0)

@@ -13,7 +13,7 @@ import seaborn as sns
 from .. import stats
 from . import runs, tables
 from .figures import _save
-from .sections import Context, Section, html_table, save_csv
+from .sections import Context, Section, export_table, html_table
 
 #: Abou-Moustafa 2017, sect. 5.3: of 60 cases (20 data sets x k in {1, 3, 5}), z-test at 0.05,
 #: MVEM significantly better / worse than each method (by our registered method name)
@@ -71,7 +71,7 @@ def mvce_check(ctx: Context) -> Section | None:
         (lambda x: f"{x:.1e}") if v[1] == "e" else (lambda x, p=v[1]: f"{x:.{p}f}"))
         for v in present.values()})
     sec.table(html_table(text), "Titterington (T) against CVXPY per data set and m",
-              save_csv(ctx, numbers, "mvce_check"))
+              export_table(ctx, numbers, "mvce_check"))
     worst = frame["rel_logdet_diff_max"].max()
     sec.note(f"Largest relative log-det difference over all {int(frame['n_problems'].sum())} "
              f"problems: {worst:.1e}; CVXPY / Titterington time ratio from "
@@ -103,19 +103,20 @@ def _speed_figure(frame: pd.DataFrame, ctx: Context) -> str:
     axes[1].set_xlabel("r = min(m, d)")
     axes[1].set_ylabel("max relative log-det difference")
     axes[1].legend(bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
-    return "figures/" + _save(fig, ctx.out_dir / "figures", "mvce_check.png")
+    return _save(fig, ctx.figure_dir, "mvce_check.png")
 
 
-def error_counts(splits: pd.DataFrame, ks: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(errors, n): misclassified and tested points summed over the splits, one row per
-    (data set, k), one column per method (each test point once per split)."""
+def pooled_accuracy(splits: pd.DataFrame, ks: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(accuracy, n): the share of correctly classified test points pooled over the splits and
+    the number of test points, one row per (data set, k), one column per method (with 10-fold
+    cross-validation every point is tested once)."""
     rows = []
     for k in ks:
-        part = splits.assign(k=k, errors=(splits[f"error_k{k}"] * splits["n_test"]).round(),
+        part = splits.assign(k=k, correct=splits[f"accuracy_k{k}"] * splits["n_test"],
                              n=splits["n_test"])
-        rows.append(part.groupby(["dataset", "k", "method"])[["errors", "n"]].sum())
+        rows.append(part.groupby(["dataset", "k", "method"])[["correct", "n"]].sum())
     both = pd.concat(rows)
-    return both["errors"].unstack("method"), both["n"].unstack("method")
+    return (both["correct"] / both["n"]).unstack("method"), both["n"].unstack("method")
 
 
 def local_metrics(ctx: Context) -> Section | None:
@@ -135,37 +136,37 @@ def local_metrics(ctx: Context) -> Section | None:
         sec.note("These runs carry no test-part sizes (n_test): ingest them again to get the "
                  "z-test counts.")
         return sec
-    errors, n = error_counts(ctx.splits, ks)
-    references = [m for m in errors.columns if names.get(m) in REFERENCES]
+    acc, n = pooled_accuracy(ctx.splits, ks)
+    references = [m for m in acc.columns if names.get(m) in REFERENCES]
     for ref in references:
-        table = stats.win_tie_loss(errors, n[ref], ref)
+        table = stats.win_tie_loss(acc, n, ref)
+        table["cases"] = table.sum(axis=1)
         paper = {m: PAPER_2017_COUNTS.get(names.get(m)) for m in table.index}
-        table["paper 2017 (better / worse of 60)"] = [
+        table["paper 2017 (win / loss of 60)"] = [
             f"{p[0]}: {p[1]} / {p[2]}" if p and names.get(ref) == "rmvem" else "–"
             for p in paper.values()]
-        sec.table(html_table(table), f"{ref}: significantly better / worse / tie against each "
-                  f"method over {len(errors)} (data set, k) cases",
-                  save_csv(ctx, table, f"win_tie_loss_{ref}"))
+        sec.table(html_table(table), f"{ref}: significantly better (win) / not (tie) / worse "
+                  f"(loss) against each method over the (data set, k) cases",
+                  export_table(ctx, table, f"win_tie_loss_{ref}"))
     if references and "euclidean" in names.values():
         euc = next(m for m, name in names.items() if name == "euclidean")
-        local = [m for m in errors.columns if names.get(m) in ("rmvem", "rmle", "minivenn")]
-        rows = {m: stats.win_tie_loss(errors[[m, euc]], n[m], m).loc[euc] for m in local}
+        local = [m for m in acc.columns if names.get(m) in ("rmvem", "rmle", "minivenn")]
+        rows = {m: stats.win_tie_loss(acc[[m, euc]], n[[m, euc]], m).loc[euc] for m in local}
         vs_euc = pd.DataFrame(rows).T
         avg = tables.average_error(parents).reindex(local + [euc])
         vs_euc = vs_euc.join(avg.map(lambda v: round(v, 2)), how="outer")
         sec.table(html_table(vs_euc.fillna("–")), "Each local metric against EUC (z-test "
                   "counts) and the average test error over data sets (%): which GQD form "
                   "reproduces 'consistently better than the Euclidean metric'",
-                  save_csv(ctx, vs_euc, "local_vs_euclidean"))
+                  export_table(ctx, vs_euc, "local_vs_euclidean"))
     chosen = chosen_m(ctx.splits, parents, ks)
     if chosen is not None:
         sec.table(html_table(chosen.fillna("–")), "Neighbourhood size m chosen on the "
                   "leave-one-out training error: median over the splits [min, max], per k; "
                   "m_opt of Abou-Moustafa 2007 (Table 1, MVEM-sim) where printed",
-                  save_csv(ctx, chosen, "chosen_m"))
-    if references and references[0] in errors and names.get(references[0]) == "rmvem":
-        sec.figure(_wins_figure(stats.win_tie_loss(errors, n[references[0]], references[0]),
-                                names, ctx),
+                  export_table(ctx, chosen, "chosen_m"))
+    if references and names.get(references[0]) == "rmvem":
+        sec.figure(_wins_figure(stats.win_tie_loss(acc, n, references[0]), names, ctx),
                    f"{references[0]} against each method: cases significantly better / worse, "
                    "ours and as printed in Abou-Moustafa 2017 (of 60).")
     return sec
@@ -207,16 +208,16 @@ def chosen_m(splits: pd.DataFrame, parents: pd.DataFrame, ks: list[int]) -> pd.D
 def _wins_figure(table: pd.DataFrame, names: dict, ctx: Context) -> str:
     rows = []
     for method, row in table.iterrows():
-        rows += [{"method": method, "source": "ours", "outcome": "better", "cases": row["better"]},
-                 {"method": method, "source": "ours", "outcome": "worse", "cases": row["worse"]}]
+        rows += [{"method": method, "source": "ours", "outcome": "win", "cases": row["win"]},
+                 {"method": method, "source": "ours", "outcome": "loss", "cases": row["loss"]}]
         paper = PAPER_2017_COUNTS.get(names.get(method))
         if paper:
-            rows += [{"method": method, "source": "paper (of 60)", "outcome": "better",
+            rows += [{"method": method, "source": "paper (of 60)", "outcome": "win",
                       "cases": paper[1]},
-                     {"method": method, "source": "paper (of 60)", "outcome": "worse",
+                     {"method": method, "source": "paper (of 60)", "outcome": "loss",
                       "cases": paper[2]}]
     data = pd.DataFrame(rows)
     grid = sns.catplot(data=data, x="method", y="cases", hue="source", col="outcome", kind="bar",
                        height=3.4, aspect=1.3)
     grid.set_xticklabels(rotation=30)
-    return "figures/" + _save(grid.figure, ctx.out_dir / "figures", "local_win_loss.png")
+    return _save(grid.figure, ctx.figure_dir, "local_win_loss.png")
