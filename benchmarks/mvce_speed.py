@@ -89,10 +89,10 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if args.quick:
         solver_comparison([(50, 10), (20, 60), (10, 256)], problems=2)
-        rmvem_prediction(n=2000, d=256, m=50, queries=[50, 200], single=20)
+        rmvem_prediction(n=2000, d=256, m=50, queries=[200, 800], single=20)
     else:
         solver_comparison([(50, 10), (60, 30), (20, 60), (40, 60), (50, 256)], problems=3)
-        rmvem_prediction(n=7291, d=256, m=50, queries=[200, 800], single=50)
+        rmvem_prediction(n=7291, d=256, m=50, queries=[1000, 3000], single=50)
 
 
 if __name__ == "__main__":
