@@ -51,6 +51,7 @@ wildcard_constraints:
 
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/mvce_validation.smk"
 include: "workflow/rules/track.smk"
 include: "workflow/rules/report.smk"
 

@@ -7,7 +7,13 @@ from sklearn.base import clone
 from dmlbench.methods import REGISTRY, make
 
 FAST = {"lmnn": {"max_iter": 10, "min_iter": 2}, "itml": {"max_iter": 20},
-        "mmc": {"max_iter": 5, "max_proj": 100}}
+        "mmc": {"max_iter": 5, "max_proj": 100},
+        "rmvem": {"m_grid": [5, 8]}, "rmle": {"m_grid": [5, 8]},
+        "minivenn": {"m_grid": [5, 8], "rho_grid": [0.0, 1.0]},
+        "klhp": {"K_grid": [1, 3], "lam_grid": [0.0, 1.0]}}
+#: methods that answer neighbour queries (classifiers such as KLHP only `predict`)
+SEARCHERS = sorted(n for n, c in REGISTRY.items() if c.kind != "classifier")
+CLASSIFIERS = sorted(n for n, c in REGISTRY.items() if c.kind == "classifier")
 
 
 def toy(seed=0, n=60, d=4):
@@ -24,7 +30,7 @@ def _make(name):
     return make(name, params)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", SEARCHERS)
 def test_contract_kneighbors_sorted_and_equal_to_brute_force(name):
     X, y = toy()
     Q = toy(seed=1)[0][:15]
@@ -41,12 +47,20 @@ def test_contract_kneighbors_sorted_and_equal_to_brute_force(name):
         np.testing.assert_allclose(est.transform(X), X @ est.components_.T)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", SEARCHERS)
 def test_train_kneighbors_is_leave_one_out(name):
     X, y = toy()
     est = _make(name).fit(X, y)
     _, ind = est.train_kneighbors(3)
     assert not np.any(ind == np.arange(len(X))[:, None])
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_contract_classifiers_predict_training_labels(name):
+    X, y = toy()
+    est = _make(name).fit(X, 10 + y)
+    pred = est.predict(toy(seed=1)[0][:15], 1)
+    assert pred.shape == (15,) and set(pred) <= {10, 11, 12}
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

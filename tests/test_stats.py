@@ -57,3 +57,11 @@ def test_win_tie_loss_counts_significant_differences_only():
 def test_friedman_needs_three_methods():
     with pytest.raises(ValueError, match=">= 3 methods"):
         stats.friedman(SCORES[["a", "b"]])
+
+
+def test_ztest_by_hand():
+    # 90/100 against 80/100 correct: pooled p = 0.85, se = sqrt(0.85 * 0.15 * 2 / 100)
+    z, p = stats.ztest_two_proportions(0.9, 0.8, 100)
+    assert z == pytest.approx(0.1 / np.sqrt(0.85 * 0.15 * 0.02))
+    assert z == pytest.approx(1.980295, abs=1e-6) and p == pytest.approx(0.047670, abs=1e-6)
+    assert stats.ztest_two_proportions(1.0, 1.0, 40, 60) == (0.0, 1.0)

@@ -6,7 +6,8 @@
     dmlbench dataset NAME...          build and cache data sets (downloads: --mirror, --offline)
     dmlbench split NAME ...           make and save one data set's splits
     dmlbench run --job JSON           run one job, write its record file
-    dmlbench ingest FILE...           import record files into MLflow
+    dmlbench mvce-validate --job JSON check the MVCE solver on one data set (Titterington vs CVXPY)
+    dmlbench ingest FILE...           import record files (and MVCE validation files) into MLflow
     dmlbench report ...               build the HTML report from MLflow
 """
 
@@ -117,6 +118,29 @@ def _run(args) -> None:
               f"{record['split']['index']}: {acc}", file=sys.stderr)
 
 
+def _mvce_validate(args) -> None:
+    from . import data, mvce_validation, preprocess, records
+    from .files import write_json
+
+    spec = json.loads(args.job)
+    ds = data.load(spec["dataset"]["name"], spec["cache"])
+    X, _, _ = preprocess.fit_transform(spec["preprocess"], ds.X, ds.X[:1])
+    results = mvce_validation.run(X, spec["settings"])
+    document = {
+        "kind": mvce_validation.KIND, "schema_version": mvce_validation.SCHEMA_VERSION,
+        "benchmark": spec["benchmark"],
+        "dataset": {**spec["dataset"], "n": int(X.shape[0]), "d": int(X.shape[1]),
+                    "sha256": ds.meta["sha256"]},
+        "preprocess": spec["preprocess"], "settings": spec["settings"], "results": results,
+        "environment": {"versions": records.package_versions(), "git_commit": records.git_commit()},
+    }
+    write_json(args.out, document)
+    for row in results:
+        print(f"{spec['dataset']['label']} m = {row['m']}: rel. log-det diff "
+              f"{row['rel_logdet_diff_max']:.1e}, CVXPY / Titterington time "
+              f"{row['speed_ratio']:.1f}", file=sys.stderr)
+
+
 def _ingest(args) -> None:
     from . import tracking
     from .files import write_json
@@ -125,7 +149,8 @@ def _ingest(args) -> None:
     if args.records_from:
         paths += [line for line in Path(args.records_from).read_text().splitlines() if line]
     config = json.loads(args.config_json) if args.config_json else None
-    summary = tracking.ingest(paths, experiment=args.experiment, config=config)
+    summary = tracking.ingest(paths, experiment=args.experiment, config=config,
+                              validation=args.validation)
     if args.out:
         write_json(args.out, summary)
     print(f"MLflow {summary['tracking_uri']}, experiment '{summary['experiment']}': "
@@ -194,9 +219,17 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="record file to write")
     s.set_defaults(func=_run)
 
+    s = sub.add_parser("mvce-validate", help="check the MVCE solver on one data set")
+    s.add_argument("--job", required=True,
+                   help="validation spec as JSON (dmlbench.config.mvce_validation_spec)")
+    s.add_argument("--out", required=True, help="JSON file to write")
+    s.set_defaults(func=_mvce_validate)
+
     s = sub.add_parser("ingest", help="import record files into MLflow")
     s.add_argument("records", nargs="*", help="record files (results/<benchmark>/runs/...)")
     s.add_argument("--records-from", help="file listing record files, one per line")
+    s.add_argument("--validation", nargs="*", default=[],
+                   help="MVCE validation files (results/<benchmark>/mvce_validation/...)")
     s.add_argument("--experiment", help="MLflow experiment (default: the records' benchmark)")
     s.add_argument("--config-json", help="the benchmark config (JSON), kept in MLflow for reports")
     s.add_argument("--out", help="write the run ids as JSON here")

@@ -100,6 +100,9 @@ def check(config: dict) -> dict:
             if ds not in config["datasets"]:
                 raise ConfigError(f"methods.{label}.datasets",
                                   f"'{ds}' is not a data-set label of this config")
+    for ds in (config.get("mvce_validation") or {}).get("datasets", []):
+        if ds not in config["datasets"]:
+            raise ConfigError("mvce_validation.datasets", f"'{ds}' is not a data-set label of this config")
     return config
 
 
@@ -222,3 +225,29 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         identity["dimension_sweep"] = True
     spec["parent_key"] = _digest(identity)
     return spec
+
+
+def mvce_validation_datasets(config: dict) -> list[str]:
+    """Labels of the data sets the MVCE validation runs on (none without `mvce_validation`)."""
+    if "mvce_validation" not in config:
+        return []
+    return list((config["mvce_validation"] or {}).get("datasets") or config["datasets"])
+
+
+def mvce_validation_path(config: dict, label: str) -> str:
+    return f"results/{config['benchmark']}/mvce_validation/{label}.json"
+
+
+def mvce_validation_spec(config: dict, label: str) -> dict:
+    """Everything the validation of one data set needs (the workflow passes it to
+    `dmlbench mvce-validate`)."""
+    from . import mvce_validation
+
+    settings = {k: v for k, v in (config["mvce_validation"] or {}).items() if k != "datasets"}
+    return {
+        "benchmark": config["benchmark"],
+        "dataset": {"label": label, "name": dataset_name(config, label)},
+        "preprocess": dataset_preprocess(config, label),
+        "settings": mvce_validation.settings(settings),
+        "cache": config["data"]["cache"],
+    }

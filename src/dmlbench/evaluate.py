@@ -136,6 +136,10 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     a 'classifier' method is evaluated through `predict(X_test, k)` only. With `sweep`
     (the config's `dimension_sweep`), a method with `components_` (a linear metric with at least one component)
     also gets the `sweep_metrics` of its components in their order (others are not swept).
+
+    A method whose neighbour list depends on k (hyper-parameters chosen per k, e.g. RMVEM's
+    neighbourhood size) exposes `kneighbors_per_k(X_test, ks, n_neighbors) -> {k: (dist, ind)}`:
+    the k-NN rule with k votes on list k, and hubness is measured on the list of the smallest k.
     """
     n_train = y_train.shape[0]
     metrics: dict[str, float] = {}
@@ -152,8 +156,15 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
             "training points of this split"
         )
     with stopwatch(timings, "predict"):
-        _, ind = est.kneighbors(X_test, depth, progress=progress)
-    for k, acc in accuracy_per_k(ind, y_train, y_test, ks).items():
+        if hasattr(est, "kneighbors_per_k"):
+            lists = {k: ind for k, (_, ind) in est.kneighbors_per_k(
+                X_test, ks, depth, progress=progress).items()}
+            ind = lists[min(ks)]
+        else:
+            _, ind = est.kneighbors(X_test, depth, progress=progress)
+            lists = dict.fromkeys(ks, ind)
+    for k in ks:
+        acc = accuracy_per_k(lists[k], y_train, y_test, [k])[k]
         metrics[f"accuracy_k{k}"], metrics[f"error_k{k}"] = acc, 1.0 - acc
     metrics.update(hubness.summary(ind, n_train, hubness_k))
     if hasattr(est, "extra_metrics"):

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import records
+from .files import read_json
 
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = "dmlbench.key", "dmlbench.kind", "dmlbench.content_hash"
@@ -155,6 +156,8 @@ def _tags(record: dict, kind: str) -> dict:
 
 
 def _split_metrics(record: dict) -> dict:
+    """A split's metrics, timings and part sizes (`n_train`, `n_test`: counts for tests of
+    proportions such as `dmlbench.stats.ztest_two_proportions`)."""
     out = dict(record["metrics"])
     out.update({k: v for k, v in record["timings"].items()})
     out.update(n_train=record["split"]["n_train"], n_test=record["split"]["n_test"])
@@ -162,12 +165,14 @@ def _split_metrics(record: dict) -> dict:
 
 
 def _summary(group: list[dict]) -> dict:
-    """Mean and sample standard deviation (ddof 1; 0 for one split) of each metric."""
-    keys = sorted({k for r in group for k in _split_metrics(r)})
+    """Mean and sample standard deviation (ddof 1; 0 for one split) of each metric and of each
+    numeric `fit.<key>` (e.g. a hyper-parameter chosen per split)."""
+    numbers = [{**_split_metrics(r), **_fit_info_entries(r["fit_info"])[0]} for r in group]
+    keys = sorted({k for r in numbers for k in r})
     out = {"n_splits": float(len(group)),
            "n_test_total": float(sum(r["split"]["n_test"] for r in group))}
     for key in keys:
-        values = np.array([_split_metrics(r)[key] for r in group if key in _split_metrics(r)])
+        values = np.array([r[key] for r in numbers if key in r], dtype=float)
         out[f"{key}_mean"] = float(values.mean())
         out[f"{key}_std"] = float(values.std(ddof=1)) if values.size > 1 else 0.0
     return out
@@ -213,12 +218,15 @@ def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> st
 
 
 def ingest(paths: list[str | Path], experiment: str | None = None,
-           config: dict | None = None) -> dict:
-    """Import the split records of record files into MLflow; returns {parent_key: {run_id, children: {job_key: id}}}."""
+           config: dict | None = None, validation: list[str | Path] = ()) -> dict:
+    """Import the split records of record files (and MVCE validation files, see
+    `_ingest_validation`) into MLflow; returns {"parents": {parent_key: {run_id, children:
+    {job_key: id}}}, "validation": {key: run_id}, ...}."""
     loaded = [record for path in paths for record in records.read(path)]
-    if not loaded:
+    documents = [read_json(path) for path in validation]
+    if not loaded and not documents:
         raise ValueError("no result records to ingest")
-    experiment = experiment or loaded[0]["benchmark"]
+    experiment = experiment or (loaded[0] if loaded else documents[0])["benchmark"]
     mlclient = client()
     exp_id = experiment_id(mlclient, experiment)
     known = existing_runs(mlclient, exp_id)
@@ -268,8 +276,57 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
             children[key] = run_id
         out["parents"][parent_key] = {"run_id": parent_id, "dataset": first["dataset"]["label"],
                                       "method": first["method"]["label"], "children": children}
+    out["validation"] = _ingest_validation(mlclient, exp_id, known, documents, counts)
     out["counts"] = counts
     return out
+
+
+#: result fields that change from run to run (left out of the content hash)
+_VOLATILE_VALIDATION = ("titterington_batch_time_s", "titterington_serial_time_s",
+                        "titterington_equal_gap_time_s", "cvxpy_time_s", "speed_ratio",
+                        "speed_ratio_batched", "speed_ratio_equal_gap")
+
+
+def _ingest_validation(mlclient, exp_id: str, known: dict, documents: list[dict],
+                       counts: dict) -> dict:
+    """One run (kind `mvce_validation`) per (data set, m) of each MVCE validation document
+    (`dmlbench mvce-validate`); keyed and hashed like split runs, so re-ingesting is a no-op."""
+    from . import mvce_validation
+
+    out = {}
+    for doc in documents:
+        if doc.get("kind") != mvce_validation.KIND:
+            raise ValueError(f"not an MVCE validation file (kind {doc.get('kind')!r})")
+        for row in doc["results"]:
+            identity = {"benchmark": doc["benchmark"], "dataset": doc["dataset"],
+                        "preprocess": doc["preprocess"], "settings": doc["settings"],
+                        "m": row["m"]}
+            key = _digest(identity)
+            stable = {k: (None if k in _VOLATILE_VALIDATION else v) for k, v in row.items()}
+            digest = _digest({**identity, "result": stable}, 64)  # a new field updates the run
+            run = known.get(key)
+            if run is not None and run.data.tags.get(HASH) == digest:
+                counts["unchanged"] += 1
+                out[key] = run.info.run_id
+                continue
+            label = doc["dataset"]["label"]
+            run_id = run.info.run_id if run else _start(
+                mlclient, exp_id, key, mvce_validation.KIND, f"{label} / MVCE check m={row['m']}")
+            params = {"eps": doc["settings"]["eps"], "tol": doc["settings"]["tol"],
+                      "queries": doc["settings"]["queries"],
+                      "preprocess": json.dumps(doc["preprocess"]), "dataset": doc["dataset"]["name"]}
+            tags = {KIND: mvce_validation.KIND, HASH: digest, "dmlbench.dataset": label,
+                    "dmlbench.benchmark": doc["benchmark"],
+                    "dmlbench.git_commit": doc["environment"]["git_commit"]}
+            _log(mlclient, run_id, {k: v for k, v in row.items() if _is_number(v)}, params, tags)
+            mlclient.set_terminated(run_id)
+            counts["updated" if run else "created"] += 1
+            out[key] = run_id
+    return out
+
+
+def _digest(obj, length: int = 16) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:length]
 
 
 def _log_record_artifact(mlclient, run_id: str, record: dict) -> None:

@@ -29,7 +29,7 @@ rule report:
         "../../envs/dmlbench.yaml"
     shell:
         "{DMLBENCH} report --tracking {input} --out reports/{BENCH} "
-        "--title {params.title:q} --description {params.description:q} 2> {log}"
+        "--title {params.title:q} --description={params.description:q} 2> {log}"
 
 
 localrules:

@@ -3,7 +3,8 @@
 
 rule track:
     input:
-        [dmlconfig.record_path(CFG, job) for job in JOBS],
+        records=[dmlconfig.record_path(CFG, job) for job in JOBS],
+        validation=MVCE_VALIDATION,
     output:
         f"results/{BENCH}/tracking.json",
     params:
@@ -14,5 +15,5 @@ rule track:
     conda:
         "../../envs/dmlbench.yaml"
     shell:
-        "{DMLBENCH} ingest {input:q} --experiment {BENCH} --config-json {params.config:q} "
-        "--out {output} 2> {log}"
+        "{DMLBENCH} ingest {input.records:q} --validation {input.validation:q} "
+        "--experiment {BENCH} --config-json {params.config:q} --out {output} 2> {log}"

@@ -22,7 +22,8 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
     out_dir = Path(out_dir)
     parents, splits = runs.load(experiment, parent_keys)
     config = runs.load_config(experiment)
-    ctx = sections.Context(parents, splits, out_dir, _hubness_k(parents), config)
+    ctx = sections.Context(parents, splits, out_dir, _hubness_k(parents), config,
+                           experiment=experiment)
     built = [s for s in (builder(ctx) for builder in sections.BUILDERS) if s is not None]
     env = Environment(loader=PackageLoader("dmlbench.report", "templates"),
                       autoescape=select_autoescape(["html"]))

@@ -60,6 +60,22 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([out, metrics], axis=1)
 
 
+def load_kind(experiment: str, kind: str) -> pd.DataFrame:
+    """Runs of another kind than parent/split (e.g. `mvce_validation`): one row per run with
+    `run_id`, `start_time`, `dataset`, its metrics and params (prefix `param.`); empty if none."""
+    frame = _search(experiment, kind)
+    if frame.empty:
+        return frame
+    out = pd.DataFrame({"run_id": frame["run_id"], "experiment_id": frame["experiment_id"],
+                        "start_time": frame["start_time"],
+                        "dataset": frame["tags.dmlbench.dataset"]})
+    metrics = frame[[c for c in frame.columns if c.startswith("metrics.")]]
+    metrics.columns = [c[len("metrics."):] for c in metrics.columns]
+    params = frame[[c for c in frame.columns if c.startswith("params.")]]
+    params.columns = ["param." + c[len("params."):] for c in params.columns]
+    return pd.concat([out, metrics, params], axis=1)
+
+
 def load_config(experiment: str) -> dict | None:
     """The newest benchmark config logged with the experiment's runs (None if there is none)."""
     import json

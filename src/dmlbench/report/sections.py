@@ -26,6 +26,7 @@ class Context:
     out_dir: Path
     hubness_k: int
     config: dict | None = None
+    experiment: str = ""
     mlflow_ui: str = field(default_factory=lambda: os.environ.get(
         "DMLBENCH_MLFLOW_UI", "http://127.0.0.1:5000"))
 
@@ -326,4 +327,10 @@ def paper_tables(ctx: Context) -> Section | None:
 from .boost import boosting_section  # noqa: E402  (a family's section; it imports this module)
 
 BUILDERS = [leaderboard, accuracy, average_error, statistics, hubness, cost, cost_accuracy,
-            paper_tables, boosting_section]
+            paper_tables]
+
+# method families' own sections (each in its own module, imported here after the shared helpers)
+from .boost import boosting_section  # noqa: E402
+from .local import local_metrics, mvce_check  # noqa: E402
+
+BUILDERS += [mvce_check, local_metrics, boosting_section]

@@ -1,0 +1,280 @@
+"""Minimum-volume covering ellipsoid (MVCE) with a fixed centre: Titterington's algorithm, batched
+and in the span of the points, and a CVXPY reference.
+
+Problem (Abou-Moustafa 2017, eq. 4 with the centre fixed at the query, Alg. 2): the rows z_j of
+Z are the m neighbours minus the centre, and
+
+    max_w  log det A(w),   A(w) = sum_j w_j z_j z_j^T + eps I,   w in the simplex.
+
+delta_j = z_j^T A^{-1} z_j is the gradient; at the optimum delta_j = sum_i w_i delta_i wherever
+w_j > 0 and delta_j <= sum_i w_i delta_i elsewhere (KKT). For any w in the simplex,
+`gap` = max_j delta_j - sum_j w_j delta_j bounds the log-det shortfall from above (concavity),
+so it is a certificate and the stopping rule.
+
+Deviations from Alg. 2 as printed (DESIGN.md section 4), both measured in the tests and the
+report: (1) the update is w_j <- w_j delta_j / sum_i w_i delta_i, not w_j delta_j / d; with
+eps > 0, sum_i w_i delta_i = r - eps tr(A_r^{-1}) < d (r = rank of Z), so the printed update
+leaves the simplex and, when m < d, converges to a shrunken ellipsoid (`update="printed"`
+keeps it available, stopping on ||w(t) - w(t+1)|| <= tol as the paper does). (2) The stopping
+rule is the duality gap, not the step norm.
+
+Everything is computed in the span of the neighbours. With Z^T = Q R (thin QR, Q d x r,
+r = min(m, d)) and coordinates C = R^T (m x r), A = Q A_r Q^T + eps (I - Q Q^T) with
+A_r = C^T W C + eps I_r, so delta_j = c_j^T A_r^{-1} c_j and an iteration costs O(m r^2 + r^3)
+instead of O(d^3); A and A^{-1} are applied without forming d x d matrices (this is the
+Woodbury form A^{-1} = (I - U^T (eps I + U U^T)^{-1} U) / eps, U = W^{1/2} Z, written in an
+orthonormal basis, which avoids its cancellation for small eps). When m >= d, Q = I and C = Z.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+UPDATES = ("normalised", "printed")
+
+
+@dataclass
+class MVCEResult:
+    """Solution of one problem (arrays without the batch axis) or of a batch (leading axis b).
+
+    `weights` (b, m), `logdet` (b,) = log det A at `weights`, `gap` (b,) = max_j delta_j -
+    sum_j w_j delta_j, `n_iter` (b,), `converged` (b,), `eps` (b,). `coords` (b, m, r) and
+    `basis` (b, d, r) or None (identity) hold Z = coords @ basis^T.
+    """
+
+    weights: np.ndarray
+    logdet: np.ndarray
+    gap: np.ndarray
+    n_iter: np.ndarray
+    converged: np.ndarray
+    eps: np.ndarray
+    coords: np.ndarray
+    basis: np.ndarray | None
+    n_features: int
+    batched: bool = True
+
+    def _out(self, value):
+        return value if self.batched else value[0]
+
+    def _w(self) -> np.ndarray:
+        return self.weights if self.batched else self.weights[None]
+
+    def span_matrix(self) -> np.ndarray:
+        """A_r = C^T W C + eps I_r (b, r, r): A restricted to the span of the neighbours."""
+        return _span_matrix(self.coords, self._w(), _batch(self.eps, self.coords.shape[0]))
+
+    def matrix(self) -> np.ndarray:
+        """A as a dense d x d matrix (tests and small d only)."""
+        eps = _batch(self.eps, self.coords.shape[0])
+        Z = self.neighbours()
+        A = np.swapaxes(Z, 1, 2) @ (Z * self._w()[:, :, None])
+        return self._out(A + eps[:, None, None] * np.eye(self.n_features))
+
+    def neighbours(self) -> np.ndarray:
+        """Z (b, m, d) rebuilt from the span coordinates."""
+        C = self.coords
+        return C if self.basis is None else C @ np.swapaxes(self.basis, 1, 2)
+
+    def eigh(self) -> tuple[np.ndarray, np.ndarray]:
+        """The r leading eigenpairs of A: eigenvalues (b, r), descending, and orthonormal
+        eigenvectors (b, d, r). The other d - r eigenvalues all equal eps."""
+        lam, U = np.linalg.eigh(self.span_matrix())
+        lam, U = lam[:, ::-1], U[:, :, ::-1]
+        V = U if self.basis is None else self.basis @ U
+        return self._out(lam), self._out(V)
+
+    def quad(self, V: np.ndarray, inverse: bool = False) -> np.ndarray:
+        """v^T A v (or v^T A^{-1} v) for each row v of V ((b, n, d), or (n, d) for one problem),
+        in O(n d r) without forming A."""
+        V = np.asarray(V, dtype=float)
+        V = V if self.batched else V[None]
+        b = self.coords.shape[0]
+        eps = _batch(self.eps, b)[:, None]
+        P = V if self.basis is None else V @ self.basis           # (b, n, r)
+        if inverse:
+            rest = 0.0 if self.basis is None else (
+                np.einsum("bnd,bnd->bn", V, V) - np.einsum("bnr,bnr->bn", P, P))
+            S, _ = _whiten(self.span_matrix(), np.swapaxes(P, 1, 2))
+            out = np.einsum("brn,brn->bn", S, S) + rest / eps
+        else:
+            CP = self.coords @ np.swapaxes(P, 1, 2)             # (b, m, n)
+            out = np.einsum("bm,bmn->bn", self._w(), CP ** 2) + eps * np.einsum("bnd,bnd->bn", V, V)
+        return self._out(out)
+
+    def solve(self, V: np.ndarray) -> np.ndarray:
+        """A^{-1} v for each row v of V ((b, n, d) or (n, d)), without forming A^{-1}."""
+        V = np.asarray(V, dtype=float)
+        V = V if self.batched else V[None]
+        eps = _batch(self.eps, self.coords.shape[0])[:, None, None]
+        Ar = self.span_matrix()
+        if self.basis is None:
+            out = np.swapaxes(np.linalg.solve(Ar, np.swapaxes(V, 1, 2)), 1, 2)
+        else:
+            P = V @ self.basis
+            inner = np.swapaxes(np.linalg.solve(Ar, np.swapaxes(P, 1, 2)), 1, 2)
+            out = inner @ np.swapaxes(self.basis, 1, 2) + (V - P @ np.swapaxes(self.basis, 1, 2)) / eps
+        return self._out(out)
+
+
+def _batch(eps, b: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(eps, dtype=float), (b,))
+
+
+def _span_matrix(C: np.ndarray, w: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    r = C.shape[2]
+    return np.swapaxes(C, 1, 2) @ (C * w[:, :, None]) + eps[:, None, None] * np.eye(r)
+
+
+def _check(Z, eps) -> tuple[np.ndarray, np.ndarray, bool]:
+    Z = np.asarray(Z, dtype=float)
+    batched = Z.ndim == 3
+    if Z.ndim not in (2, 3) or Z.shape[-2] < 1 or Z.shape[-1] < 1:
+        raise ValueError(f"Z must have shape (m, d) or (b, m, d) with m, d >= 1, got {Z.shape}")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("Z contains NaN or infinite values")
+    Z = Z if batched else Z[None]
+    eps = np.asarray(eps, dtype=float)
+    if eps.ndim > 1 or (eps.ndim == 1 and eps.shape[0] != Z.shape[0]):
+        raise ValueError(f"eps must be a number or one per problem ({Z.shape[0]}), got shape "
+                         f"{eps.shape}")
+    if not np.all(np.isfinite(eps)) or np.any(eps <= 0):
+        raise ValueError(f"eps must be > 0 (it keeps A positive definite), got {eps}")
+    return Z, np.array(np.broadcast_to(eps, (Z.shape[0],))), batched
+
+
+def span_coordinates(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """(C, Q) with Z = C Q^T, Q (b, d, r) orthonormal, r = min(m, d); Q is None when m >= d."""
+    m, d = Z.shape[1:]
+    if m >= d:
+        return Z, None
+    Q, R = np.linalg.qr(np.swapaxes(Z, 1, 2))
+    return np.swapaxes(R, 1, 2), Q
+
+
+def _whiten(Ar: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(L^{-1} P, log det Ar) with Ar = L L^T (Cholesky), batched; |L^{-1} p|^2 = p^T Ar^{-1} p.
+
+    The triangular inverse is formed by batched LAPACK (numpy's batched inverse is much faster
+    here than scipy's batched triangular solve, which loops in Python)."""
+    L = np.linalg.cholesky(Ar)
+    logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+    return np.linalg.inv(L) @ P, logdet
+
+
+def _deltas(C: np.ndarray, w: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """delta_j = c_j^T A_r^{-1} c_j (b, m) and log det A_r (b,)."""
+    S, logdet = _whiten(_span_matrix(C, w, eps), np.swapaxes(C, 1, 2))
+    return np.einsum("brm,brm->bm", S, S), logdet
+
+
+def _result(C, Q, d, w, eps, n_iter, converged, batched) -> MVCEResult:
+    delta, logdet_r = _deltas(C, w, eps)
+    r = C.shape[2]
+    logdet = logdet_r + (d - r) * np.log(eps)
+    gap = delta.max(axis=1) - np.einsum("bm,bm->b", w, delta)
+    res = MVCEResult(w, logdet, gap, np.asarray(n_iter), np.asarray(converged), eps, C, Q, d,
+                     batched)
+    if not batched:
+        for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps"):
+            setattr(res, name, getattr(res, name)[0])
+    return res
+
+
+def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
+                 update: str = "normalised") -> MVCEResult:
+    """Solve the fixed-centre MVCE problem for Z (m, d) or a batch Z (b, m, d).
+
+    Starts at w = 1/m (the regularised sample covariance, Alg. 2 step 2) and iterates the
+    multiplicative update until `gap` <= `tol` (so log det is within `tol` of the optimum) or
+    `max_iter`. `eps` is a number or one per problem. `update="printed"` is Alg. 2 step 8 as
+    printed (w_j delta_j / d, stopping on ||w(t) - w(t+1)||_2 <= tol), kept to show why it is not
+    used: its weights leave the simplex, so its `gap` is no certificate.
+
+    A neighbourhood whose points all equal the centre (Z = 0) has delta = 0: its weights stay
+    uniform, A = eps I, gap 0. Zero rows (a neighbour equal to the centre) get weight -> 0.
+    Problems of a batch stop independently; only the unfinished ones are iterated.
+    """
+    if update not in UPDATES:
+        raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0, got {tol}")
+    if int(max_iter) < 0:
+        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+    Z, eps, batched = _check(Z, eps)
+    b, m, d = Z.shape
+    C, Q = span_coordinates(Z)
+    w = np.full((b, m), 1.0 / m)
+    n_iter = np.zeros(b, dtype=np.int64)
+    converged = np.zeros(b, dtype=bool)
+    active = np.arange(b)
+    # the loop works on compact copies of the unfinished problems, rebuilt only when some finish
+    Ct, wa = np.swapaxes(C, 1, 2), w.copy()
+    Ca, Cta, ridge = C, Ct, eps[:, None, None] * np.eye(C.shape[2])
+    for _ in range(int(max_iter)):
+        L = np.linalg.cholesky((Cta * wa[:, None, :]) @ Ca + ridge)
+        S = np.linalg.inv(L) @ Cta
+        delta = np.einsum("brm,brm->bm", S, S)
+        mean = np.einsum("bm,bm->b", wa, delta)
+        if update == "normalised":
+            done = delta.max(axis=1) - mean <= tol
+            new = wa * delta / np.where(done, 1.0, mean)[:, None]
+        else:
+            new = wa * delta / d
+            done = np.linalg.norm(new - wa, axis=1) <= tol
+        if update == "printed":  # the printed rule stops after taking its last step
+            wa = new
+            n_iter[active] += 1
+        else:
+            wa = np.where(done[:, None], wa, new)
+            n_iter[active[~done]] += 1
+        if done.any():
+            w[active] = wa
+            converged[active[done]] = True
+            keep = ~done
+            active, wa = active[keep], wa[keep]
+            if active.size == 0:
+                break
+            Ca, Cta, ridge = Ca[keep], Cta[keep], ridge[keep]
+    w[active] = wa
+    return _result(C, Q, d, w, eps, n_iter, converged, batched)
+
+
+def regularised_covariance(Z, eps=1e-4) -> MVCEResult:
+    """Uniform weights w = 1/m: A = (1/m) Z^T Z + eps I, the regularised local covariance of
+    RMLE (Abou-Moustafa 2017, eq. 6; Alg. 2 at t = 0). `gap` says how far it is from the MVCE."""
+    Z, eps, batched = _check(Z, eps)
+    b, m, d = Z.shape
+    C, Q = span_coordinates(Z)
+    return _result(C, Q, d, np.full((b, m), 1.0 / m), eps, np.zeros(b, dtype=np.int64),
+                   np.ones(b, dtype=bool), batched)
+
+
+def cvxpy_reference(Z, eps=1e-4, solver: str = "CLARABEL", **solver_options) -> MVCEResult:
+    """The same problem solved by CVXPY (`cp.log_det` of an affine expression in w), one problem
+    at a time, reduced to the span of Z (an r x r log-det, r = min(m, d)) so that large d is
+    tractable; log det A = log det A_r + (d - r) log eps. `n_iter` is the solver's iteration
+    count. The solver's weights are evaluated exactly (log det, gap) after removing its
+    round-off below zero and renormalising."""
+    import cvxpy as cp
+
+    Z, eps, batched = _check(Z, eps)
+    b, m, d = Z.shape
+    C, Q = span_coordinates(Z)
+    r = C.shape[2]
+    w_out = np.empty((b, m))
+    n_iter = np.zeros(b, dtype=np.int64)
+    ok = np.zeros(b, dtype=bool)
+    for i in range(b):
+        w = cp.Variable(m, nonneg=True)
+        A = C[i].T @ cp.diag(w) @ C[i] + eps[i] * np.eye(r)
+        problem = cp.Problem(cp.Maximize(cp.log_det((A + A.T) / 2)), [cp.sum(w) == 1])
+        problem.solve(solver=solver, **solver_options)
+        if w.value is None:
+            raise ValueError(f"CVXPY ({solver}) found no solution for problem {i}: {problem.status}")
+        value = np.maximum(np.asarray(w.value, dtype=float), 0.0)
+        w_out[i] = value / value.sum()
+        n_iter[i] = problem.solver_stats.num_iters or 0
+        ok[i] = problem.status == cp.OPTIMAL
+    return _result(C, Q, d, w_out, eps, n_iter, ok, batched)

@@ -1,0 +1,264 @@
+"""Local GQD metrics (RMVEM, RMLE, MiniVenn) against a direct dense computation per query, their
+leave-one-out model selection against brute force, per-k evaluation, and bad input; KLHP against
+a per-query least-squares solution."""
+
+import numpy as np
+import pytest
+
+from dmlbench import mvce
+from dmlbench.evaluate import accuracy_per_k, evaluate, knn_vote
+from dmlbench.methods import local, make
+from dmlbench.methods.klhp import hyperplane_distances
+
+
+def blobs(n=45, d=3, seed=0, classes=3):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % classes
+    X = rng.normal(size=(n, d)) * rng.uniform(0.3, 3.0, size=d) + y[:, None] * 1.5
+    return X, y
+
+
+def dense_metric(A, kind, rho=None, tau=None, rank=None):
+    lam, V = np.linalg.eigh(A)
+    lam, V = lam[::-1], V[:, ::-1]
+    if kind == "literal":
+        g = lam.copy()
+    elif kind == "inverse":
+        g = 1.0 / lam
+    else:  # MiniVenn, Abou-Moustafa 2007 Alg. 1
+        g = np.where(lam / lam.sum() > tau, rho, 1.0 / lam)
+    if rank is not None:
+        g[rank:] = 0.0
+    return (V * g) @ V.T
+
+
+def dense_search(X, Q, m, eps, kind, depth, weights="mvce", exclude=None, nbr_space=None,
+                 **opts):
+    """Per query: m Euclidean (or given-space) nearest training points, A by Titterington (or
+    uniform weights), the dense d x d metric, distances to every training point, sorted."""
+    space_x, space_q = (X, Q) if nbr_space is None else nbr_space
+    dists, inds = [], []
+    for i, q in enumerate(Q):
+        e = np.linalg.norm(space_x - space_q[i], axis=1)
+        if exclude is not None:
+            e[exclude[i]] = np.inf
+        nb = np.lexsort((np.arange(len(X)), e))[:m]
+        Z = X[nb] - q
+        res = (mvce.titterington(Z, eps, tol=1e-3, max_iter=2000) if weights == "mvce"
+               else mvce.regularised_covariance(Z, eps))
+        M = dense_metric(res.matrix(), kind, **opts)
+        v = X - q
+        d2 = np.maximum(np.einsum("nd,de,ne->n", v, M, v), 0)
+        if exclude is not None:
+            d2[exclude[i]] = np.inf
+        order = np.lexsort((np.arange(len(X)), d2))[:depth]
+        dists.append(np.sqrt(d2[order]))
+        inds.append(order)
+    return np.array(dists), np.array(inds)
+
+
+@pytest.mark.parametrize("name, params, kind, opts", [
+    ("rmvem", {"m": 6}, "literal", {}),              # m > d
+    ("rmvem", {"m": 6, "form": "inverse"}, "inverse", {}),
+    ("rmvem", {"m": 6, "rank": 2}, "literal", {"rank": 2}),
+    ("rmle", {"m": 7}, "literal", {}),
+    ("minivenn", {"m": 6, "rho": 0.3, "tau": 0.2, "neighbourhood": "euclidean"}, "minivenn",
+     {"rho": 0.3, "tau": 0.2}),
+])
+def test_distances_equal_a_dense_computation_per_query(name, params, kind, opts):
+    X, y = blobs(d=3)
+    Q = blobs(n=8, d=3, seed=1)[0]
+    est = make(name, {"tol": 1e-3, **params} if name != "rmle" else params).fit(X, y)
+    dist, ind = est.kneighbors(Q, 10)
+    eps = est.eps
+    ref_d, ref_i = dense_search(X, Q, params["m"], eps, kind, 10,
+                                weights="uniform" if name == "rmle" else "mvce", **opts)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-7, atol=1e-9)
+    np.testing.assert_array_equal(ind, ref_i)
+
+
+@pytest.mark.parametrize("form", ["literal", "inverse"])
+def test_m_below_d_span_form_equals_dense(form):
+    X, y = blobs(n=40, d=12, seed=2)
+    Q = blobs(n=5, d=12, seed=3)[0]
+    est = make("rmvem", {"m": 5, "form": form, "eps": 1e-2}).fit(X, y)
+    dist, ind = est.kneighbors(Q, 8)
+    ref_d, ref_i = dense_search(X, Q, 5, 1e-2, form, 8)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-6)
+    np.testing.assert_array_equal(ind, ref_i)
+
+
+def test_cosine_neighbourhoods_and_train_kneighbors_leave_one_out():
+    X, y = blobs(n=30, d=3, seed=4)
+    X = X + 5.0  # keep away from the origin
+    est = make("minivenn", {"m": 5, "rho": 0.5, "tau": 0.3}).fit(X, y)
+    unit = X / np.linalg.norm(X, axis=1, keepdims=True)
+    dist, ind = est.train_kneighbors(4)
+    ref_d, ref_i = dense_search(X, X, 5, 0.1, "minivenn", 4, exclude=np.arange(30),
+                                nbr_space=(unit, unit), rho=0.5, tau=0.3)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-7)
+    np.testing.assert_array_equal(ind, ref_i)
+
+
+def test_chunked_batches_equal_one_query_at_a_time(monkeypatch):
+    X, y = blobs(n=50, d=4, seed=5)
+    Q = blobs(n=12, d=4, seed=6)[0]
+    est = make("rmvem", {"m": 7}).fit(X, y)
+    whole = est.kneighbors(Q, 6)
+    monkeypatch.setattr(local, "MVCE_BATCH", 1)
+    monkeypatch.setattr(local, "MAX_BLOCK_BYTES", 1)
+    small = est.kneighbors(Q, 6)
+    np.testing.assert_allclose(small[0], whole[0], rtol=1e-9)
+    np.testing.assert_array_equal(small[1], whole[1])
+
+
+def test_leave_one_out_selection_per_k_equals_brute_force():
+    X, y = blobs(n=36, d=2, seed=7)
+    grid = [3, 5, 8]
+    est = make("rmvem", {"m_grid": grid, "k_select": [1, 3], "tol": 1e-3}).fit(X, y)
+    errors = np.zeros((len(grid), 2))
+    for i, m in enumerate(grid):
+        _, ind = dense_search(X, X, m, 1e-4, "literal", 3, exclude=np.arange(36))
+        for j, k in enumerate((1, 3)):
+            errors[i, j] = np.mean(knn_vote(y[ind[:, :k]], 3) != y)
+    np.testing.assert_allclose(est.loo_error_[:, 0, :], errors)
+    info = est.fit_info()
+    for j, k in enumerate((1, 3)):
+        assert info[f"m_k{k}"] == grid[int(np.argmin(errors[:, j]))]
+        assert info[f"loo_error_k{k}"] == pytest.approx(errors[:, j].tolist())
+    assert info["m_grid"] == [3.0, 5.0, 8.0] and info["mvce_gap_max"] >= 0
+
+
+def test_evaluate_votes_each_k_on_its_own_list():
+    X, y = blobs(n=60, d=3, seed=8)
+    Xt, yt = blobs(n=20, d=3, seed=9)
+    est = make("rmle", {"m_grid": [4, 9, 14], "k_select": [1, 3]}).fit(X, y)
+    metrics = evaluate(est, Xt, y, yt, [1, 3], hubness_k=3, timings={})
+    for k in (1, 3):
+        fixed = make("rmle", {"m": est.selected_[k][0]}).fit(X, y)
+        _, ind = fixed.kneighbors(Xt, k)
+        assert metrics[f"accuracy_k{k}"] == accuracy_per_k(ind, y, yt, [k])[k]
+    with pytest.raises(ValueError, match="not in k_select"):
+        est.kneighbors_per_k(Xt, [5], 5)
+
+
+def test_default_grid_is_d_plus_1_to_3d_capped_by_n():
+    assert local.default_m_grid(4, 100, 12) == [5, 6, 7, 8, 9, 10, 11, 12]
+    assert local.default_m_grid(10, 15, 12) == [11, 12, 13, 14]
+    grid = local.default_m_grid(33, 400, 12)
+    assert grid[0] == 34 and grid[-1] == 99 and len(grid) == 12
+
+
+def test_query_equal_to_a_training_point_and_identical_neighbours():
+    X, y = blobs(n=30, d=3, seed=10)
+    X[5:9] = X[4]  # five identical points
+    est = make("rmvem", {"m": 4, "form": "inverse"}).fit(X, y)
+    dist, ind = est.kneighbors(X[4:5], 6)
+    assert set(ind[0, :5]) == {4, 5, 6, 7, 8} and np.all(dist[0, :5] == 0)
+    # its neighbourhood is all equal to it: A = eps I, so the metric is Euclidean / sqrt(eps)
+    e = np.linalg.norm(X - X[4], axis=1)
+    np.testing.assert_allclose(dist[0, 5], np.sort(e)[5] / np.sqrt(est.eps), rtol=1e-8)
+
+
+def test_relative_eps_makes_the_literal_metric_scale_equivariant():
+    X, y = blobs(n=40, d=3, seed=11)
+    Q = blobs(n=6, d=3, seed=12)[0]
+    a = make("rmvem", {"m": 6, "eps_scale": "relative", "eps": 1e-3}).fit(X, y)
+    b = make("rmvem", {"m": 6, "eps_scale": "relative", "eps": 1e-3}).fit(10 * X, y)
+    da, ia = a.kneighbors(Q, 5)
+    db, ib = b.kneighbors(10 * Q, 5)
+    np.testing.assert_array_equal(ia, ib)
+    np.testing.assert_allclose(db, 100 * da, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name, params, message", [
+    ("rmvem", {"m": 1}, "m >= 2"),
+    ("rmvem", {"m": 30}, "must be < n = 30"),
+    ("rmvem", {"m_grid": [4, 40]}, "m_grid: m = 40"),
+    ("rmvem", {"eps": 0.0}, "eps must be > 0"),
+    ("rmle", {"eps": -1e-4}, "eps must be > 0"),
+    ("rmvem", {"form": "mahalanobis"}, "form must be one of"),
+    ("rmvem", {"rank": 0}, "rank must be"),
+    ("rmvem", {"k_select": [30]}, "k_select"),
+    ("minivenn", {"tau": 0.0}, "tau is a threshold"),
+    ("minivenn", {"tau_grid": [0.1, 1.5]}, "tau is a threshold"),
+    ("minivenn", {"rho": 1.5}, "rho must be in"),
+    ("minivenn", {"rho_grid": [-0.1]}, "rho must be in"),
+    ("rmvem", {"eps_scale": "local"}, "eps_scale"),
+    ("rmvem", {"neighbourhood": "cityblock"}, "neighbourhood"),
+])
+def test_bad_parameters_are_named(name, params, message):
+    X, y = blobs(n=30)
+    with pytest.raises(ValueError, match=message):
+        make(name, params).fit(X, y)
+
+
+def test_cosine_needs_nonzero_rows():
+    X, y = blobs(n=30)
+    X[3] = 0.0
+    with pytest.raises(ValueError, match="X row 3 is zero"):
+        make("minivenn", {"m": 5}).fit(X, y)
+
+
+# ---- KLHP -------------------------------------------------------------------------------
+
+
+def brute_hyperplane(x, N, lam_rel):
+    mean = N.mean(axis=0)
+    V = N - mean
+    K = len(N)
+    lam = lam_rel * np.trace(V @ V.T) / K
+    if lam == 0:
+        alpha = np.linalg.lstsq(V.T, x - mean, rcond=None)[0]
+    else:
+        A = np.vstack([V.T, np.sqrt(lam) * np.eye(K)])
+        alpha = np.linalg.lstsq(A, np.concatenate([x - mean, np.zeros(K)]), rcond=None)[0]
+    d2 = np.sum((x - mean - V.T @ alpha) ** 2) + lam * np.sum(alpha ** 2)
+    return 0.0 if d2 <= 1e-10 * np.sum((x - mean) ** 2) else d2  # on the hyperplane
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.1, 5.0])
+def test_hyperplane_distances_equal_least_squares(lam):
+    rng = np.random.default_rng(13)
+    for K in (1, 3, 6):
+        N = rng.normal(size=(4, K, 5))
+        x = rng.normal(size=(4, 5))
+        mean = N.mean(axis=1)
+        got = hyperplane_distances(x - mean, N - mean[:, None], [lam])[0]
+        ref = [brute_hyperplane(x[i], N[i], lam) for i in range(4)]
+        np.testing.assert_allclose(got, ref, rtol=1e-8, atol=1e-10)
+
+
+def test_klhp_predictions_and_leave_one_out_selection_by_brute_force():
+    X, y = blobs(n=36, d=3, seed=14)
+    Xt = blobs(n=10, d=3, seed=15)[0]
+    grid_K, grid_lam = [1, 3, 5], [0.0, 1.0]
+
+    def classify(x, K, lam, skip=None):
+        scores = []
+        for c in range(3):
+            idx = np.flatnonzero((y == c) & (np.arange(36) != skip))
+            near = idx[np.lexsort((idx, np.linalg.norm(X[idx] - x, axis=1)))[:K]]
+            scores.append(brute_hyperplane(x, X[near], lam))
+        return int(np.argmin(scores))
+
+    est = make("klhp", {"K_grid": grid_K, "lam_grid": grid_lam}).fit(X, y)
+    loo = np.array([[np.mean([classify(X[i], K, lam, skip=i) != y[i] for i in range(36)])
+                     for lam in grid_lam] for K in grid_K])
+    np.testing.assert_allclose(est.loo_error_, loo)
+    K, lam = est.fit_info()["K"], est.fit_info()["lam"]
+    assert (grid_K.index(K), grid_lam.index(lam)) == np.unravel_index(np.argmin(loo), loo.shape)
+    expected = [classify(x, K, lam) for x in Xt]
+    assert est.predict(Xt, 1).tolist() == expected == est.predict(Xt, 5).tolist()
+
+
+def test_klhp_bad_input():
+    X, y = blobs(n=30)
+    y[0] = 7  # a class with one point
+    with pytest.raises(ValueError, match="has one training point"):
+        make("klhp").fit(X, y)
+    X, y = blobs(n=30)
+    with pytest.raises(ValueError, match="K = 20 exceeds"):
+        make("klhp", {"K": 20}).fit(X, y)
+    with pytest.raises(ValueError, match="lam"):
+        make("klhp", {"lam_grid": [-1.0]}).fit(X, y)
