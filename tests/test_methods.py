@@ -7,7 +7,7 @@ from sklearn.base import clone
 from dmlbench.methods import REGISTRY, make
 
 FAST = {"lmnn": {"max_iter": 10, "min_iter": 2}, "itml": {"max_iter": 20},
-        "mmc": {"max_iter": 5, "max_proj": 100}}
+        "mmc": {"max_iter": 5, "max_proj": 100}, "dml_eig": {"max_iter": 20}}
 
 
 def toy(seed=0, n=60, d=4):
