@@ -70,9 +70,27 @@ def test_parent_key_changes_with_method_params_only_for_that_method():
             != config.job_spec(b, "iris", "lmnn", [0])["parent_key"])
 
 
-@pytest.mark.parametrize("path", ["config/config.yaml", "config/smoke.yaml"])
+def _shipped_configs():
+    from conftest import REPO
+
+    return sorted(str(p.relative_to(REPO)) for p in (REPO / "config").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", _shipped_configs())
 def test_shipped_configs_are_valid(path):
     from conftest import REPO
 
     cfg = config.load(REPO / path)
     assert config.jobs(cfg)
+
+
+def test_new_evaluation_options_change_the_parent_key_only_when_set():
+    base = check(copy.deepcopy(GOOD))
+    key = config.job_spec(base, "iris", "lmnn", [0])["parent_key"]
+    explicit = copy.deepcopy(GOOD)
+    explicit.update(k_selection="none", train_hubness=True)
+    assert config.job_spec(check(explicit), "iris", "lmnn", [0])["parent_key"] == key
+    changed = copy.deepcopy(GOOD)
+    changed.update(k_selection="loo")
+    spec = config.job_spec(check(changed), "iris", "lmnn", [0])
+    assert spec["parent_key"] != key and spec["k_selection"] == "loo"

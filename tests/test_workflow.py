@@ -56,13 +56,14 @@ def test_records_and_report_exist(smoke_run):
     from dmlbench import records
 
     files = sorted((work / "results/smoke/runs").glob("*/*/part*.json"))
-    assert len(files) == 8
+    assert len(files) == 10
     assert all(len(records.read(f)) == 2 for f in files)
     html = (work / "reports/smoke/index.html").read_text()
     for heading in ("Leaderboard", "Test accuracy", "Average error over data sets", "Hubness",
-                    "Time and memory"):
+                    "Time and memory", "Hubness study (Shigeto 2017)", "speed-up of Move-labeled"):
         assert heading in html
     assert list((work / "reports/smoke/figures").glob("*.png"))
+    assert (work / "reports/smoke/figures/nk_distribution_n5.png").exists()
     assert not list(work.rglob("*.tmp")), "a temporary file was left behind"
 
 

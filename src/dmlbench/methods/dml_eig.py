@@ -43,9 +43,7 @@ import time
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 import scipy.sparse
-from scipy.special import logsumexp, softmax
 
 from ..neighbors import euclidean_kneighbors
 from .base import LinearMetric
@@ -91,14 +89,32 @@ def _unique_unordered(pairs: np.ndarray) -> np.ndarray:
     return np.unique(np.sort(pairs, axis=1), axis=0)
 
 
+class PairScatter:
+    """sum_p w_p (x_i - x_j)(x_i - x_j)^T = X^T L X for a fixed list of pairs and changing
+    weights w, with L the weighted graph Laplacian: O(|pairs| d + n d^2), no pair differences
+    formed. The sparsity pattern of the symmetric adjacency is built once."""
+
+    def __init__(self, pairs: np.ndarray, n: int):
+        self.pairs, self.n = pairs, n
+        rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        self._order = np.lexsort((cols, rows))
+        self._indices = cols[self._order]
+        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
+
+    def __call__(self, X: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        w = np.ones(len(self.pairs)) if weights is None else np.asarray(weights, dtype=float)
+        both = np.concatenate([w, w])
+        adjacency = scipy.sparse.csr_matrix((both[self._order], self._indices, self._indptr),
+                                            shape=(self.n, self.n))
+        degree = (np.bincount(self.pairs[:, 0], w, minlength=self.n)
+                  + np.bincount(self.pairs[:, 1], w, minlength=self.n))
+        return X.T @ (degree[:, None] * X) - X.T @ (adjacency @ X)
+
+
 def pair_scatter(X: np.ndarray, pairs: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """sum_p w_p (x_i - x_j)(x_i - x_j)^T = X^T L X, L the weighted graph Laplacian of the pairs."""
-    n = X.shape[0]
-    w = np.ones(len(pairs)) if weights is None else weights
-    adjacency = scipy.sparse.coo_matrix((w, (pairs[:, 0], pairs[:, 1])), shape=(n, n)).tocsr()
-    adjacency = adjacency + adjacency.T
-    degree = np.asarray(adjacency.sum(axis=1)).ravel()
-    return X.T @ (degree[:, None] * X) - X.T @ (adjacency @ X)
+    """sum_p w_p (x_i - x_j)(x_i - x_j)^T (see `PairScatter`)."""
+    return PairScatter(pairs, X.shape[0])(X, weights)
 
 
 def inverse_sqrt(A: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -111,9 +127,22 @@ def inverse_sqrt(A: np.ndarray) -> tuple[np.ndarray, bool]:
     return (vectors / np.sqrt(values)) @ vectors.T, floored
 
 
+def _scaled_exp(values: np.ndarray, mu: float) -> tuple[float, np.ndarray]:
+    """(min(values), exp((min - values) / mu)), with the terms below exp(-700) set to 0: they are
+    below 1e-304 of the largest term (which is 1), and computing them (as subnormal numbers)
+    costs many times more than the rest."""
+    low = float(values.min())
+    z = (low - values) / mu
+    out = np.zeros_like(z)
+    keep = z > -700.0
+    out[keep] = np.exp(z[keep])
+    return low, out
+
+
 def smoothed_min(values: np.ndarray, mu: float) -> float:
     """f_mu = -mu log sum exp(-values / mu), the smooth minimum of section 3."""
-    return float(-mu * logsumexp(-values / mu))
+    low, e = _scaled_exp(values, mu)
+    return low - mu * float(np.log(e.sum()))
 
 
 def solve_dml_eig(Xw: np.ndarray, dis: np.ndarray, mu: float, max_iter: int, tol: float):
@@ -128,9 +157,10 @@ def solve_dml_eig(Xw: np.ndarray, dis: np.ndarray, mu: float, max_iter: int, tol
     a = diff_sq / d  # <X_tau, S_1>
     trace, gaps = [smoothed_min(a, mu)], []
     converged = False
+    scatter = PairScatter(dis, n)
     for _ in range(max_iter):
-        u = softmax(-a / mu)
-        grad = pair_scatter(Xw, dis, u)
+        u = _weights(a, mu)
+        grad = scatter(Xw, u)
         _, v = scipy.linalg.eigh(grad, subset_by_index=[d - 1, d - 1])
         v = v[:, 0]
         p = Xw @ v
@@ -156,16 +186,38 @@ def _pair_sq_chunked(Xw: np.ndarray, pairs: np.ndarray, rows: int = 2**18) -> np
     return out
 
 
-def _line_search(a: np.ndarray, b: np.ndarray, mu: float) -> float:
-    """argmax over [0, 1] of the concave f_mu((1 - s) a + s b), by its monotone derivative."""
+def _weights(values: np.ndarray, mu: float) -> np.ndarray:
+    """u = softmax(-values / mu), the gradient weights of f_mu."""
+    _, e = _scaled_exp(values, mu)
+    return e / e.sum()
+
+
+def _line_search(a: np.ndarray, b: np.ndarray, mu: float, iters: int = 50) -> float:
+    """argmax over [0, 1] of the concave f_mu((1 - s) a + s b): safeguarded Newton on its
+    derivative sum_tau u_tau(s) (b - a)_tau, which decreases in s (the second derivative is
+    -Var_u(b - a) / mu)."""
     delta = b - a
 
-    def slope(s):
-        return float(softmax(-((1 - s) * a + s * b) / mu) @ delta)
+    def slope_curvature(s):
+        u = _weights(a + s * delta, mu)
+        mean = u @ delta
+        return mean, -(u @ (delta - mean) ** 2) / mu
 
-    if slope(1.0) >= 0:
+    lo, hi = 0.0, 1.0
+    if slope_curvature(hi)[0] >= 0:
         return 1.0
-    return float(scipy.optimize.brentq(slope, 0.0, 1.0, xtol=1e-14, rtol=1e-12))
+    s = 0.5
+    for _ in range(iters):
+        slope, curvature = slope_curvature(s)
+        if slope > 0:
+            lo = s
+        else:
+            hi = s
+        step = s - slope / curvature if curvature < 0 else np.nan
+        s = step if lo < step < hi else (lo + hi) / 2
+        if hi - lo < 1e-12 or abs(slope) <= 1e-13 * np.abs(delta).max():
+            break
+    return float(s)
 
 
 @register("dml_eig")
@@ -176,7 +228,7 @@ class DMLEig(LinearMetric):
     family = "baseline"
     papers = ("sh17",)
 
-    def __init__(self, mu=1e-4, n_similar=3, dissimilar="all", max_iter=500, tol=1e-5,
+    def __init__(self, mu=1e-3, n_similar=3, dissimilar="all", max_iter=200, tol=1e-3,
                  mu_grid=None, k_grid=None, cv=5, random_state=None):
         self.mu = mu
         self.n_similar = n_similar

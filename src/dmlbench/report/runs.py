@@ -57,3 +57,10 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
     metrics = frame[[c for c in frame.columns if c.startswith("metrics.")]]
     metrics.columns = [c[len("metrics."):] for c in metrics.columns]
     return pd.concat([out, metrics], axis=1)
+
+
+def curve(run_id: str, name: str) -> list[float]:
+    """A curve of a run (an MLflow metric history, e.g. `curve.nk_hist_n10`) in step order;
+    empty when the run has none."""
+    history = tracking.client().get_metric_history(run_id, name)
+    return [m.value for m in sorted(history, key=lambda m: m.step)]

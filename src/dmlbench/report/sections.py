@@ -157,3 +157,8 @@ def cost(ctx: Context) -> Section:
 
 
 BUILDERS = [leaderboard, accuracy, average_error, hubness, cost]
+
+# family and study sections live in their own modules (they import this one)
+from .hubness_study import hubness_study  # noqa: E402
+
+BUILDERS.append(hubness_study)
