@@ -1,4 +1,7 @@
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,3 +17,30 @@ def mlflow_uri(tmp_path, monkeypatch):
     uri = f"sqlite:///{tmp_path / 'mlruns.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     return uri
+
+
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+
+
+def snakemake(workdir, *args, env=None, timeout=900):
+    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def copy_project(dest: Path) -> Path:
+    """The workflow files (not the package, which is installed) copied into `dest`."""
+    for item in ("Snakefile", "workflow", "config", "envs"):
+        src = REPO / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / item)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """`snakemake --cores 2` on config/smoke.yaml in a temporary copy of the workflow, with its
+    own MLflow store; shared by the workflow and browser tests."""
+    work = copy_project(tmp_path_factory.mktemp("wf"))
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
+    result = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return work, env

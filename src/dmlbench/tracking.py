@@ -9,6 +9,7 @@ updates its run instead of adding one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -22,6 +23,8 @@ from . import records
 
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = "dmlbench.key", "dmlbench.kind", "dmlbench.content_hash"
+#: bump when what is logged per record changes, so existing runs are updated on the next ingest
+LAYOUT_VERSION = 2
 
 
 def tracking_uri() -> str:
@@ -55,7 +58,9 @@ def experiment_id(mlclient, name: str) -> str:
     if exp is not None:
         return exp.experiment_id
     try:
-        return mlclient.create_experiment(name, artifact_location=_local_artifact_root(tracking_uri()))
+        # the kind tag makes the MLflow 3 UI open the runs view (not the GenAI overview)
+        return mlclient.create_experiment(name, artifact_location=_local_artifact_root(tracking_uri()),
+                                          tags={"mlflow.experimentKind": "custom_model_development"})
     except MlflowException:
         return mlclient.get_experiment_by_name(name).experiment_id
 
@@ -151,13 +156,15 @@ def _tags(record: dict, kind: str) -> dict:
 def _split_metrics(record: dict) -> dict:
     out = dict(record["metrics"])
     out.update({k: v for k, v in record["timings"].items()})
+    out.update(n_train=record["split"]["n_train"], n_test=record["split"]["n_test"])
     return out
 
 
 def _summary(group: list[dict]) -> dict:
     """Mean and sample standard deviation (ddof 1; 0 for one split) of each metric."""
     keys = sorted({k for r in group for k in _split_metrics(r)})
-    out = {"n_splits": float(len(group))}
+    out = {"n_splits": float(len(group)),
+           "n_test_total": float(sum(r["split"]["n_test"] for r in group))}
     for key in keys:
         values = np.array([_split_metrics(r)[key] for r in group if key in _split_metrics(r)])
         out[f"{key}_mean"] = float(values.mean())
@@ -172,7 +179,24 @@ def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str
     return mlclient.create_run(exp_id, tags=tags, run_name=name).info.run_id
 
 
-def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
+def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> str:
+    """One run (kind 'benchmark') per distinct config of the experiment, holding the config as an
+    artifact, so a report built from MLflow alone knows e.g. the paper tables to compare with."""
+    key = "config:" + hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    run = known.get(key)
+    if run is not None:
+        return run.info.run_id
+    run_id = _start(mlclient, exp_id, key, "benchmark", f"config {config.get('benchmark', '')}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.json"
+        path.write_text(json.dumps(config, indent=2, sort_keys=True))
+        mlclient.log_artifact(run_id, str(path))
+    mlclient.set_terminated(run_id)
+    return run_id
+
+
+def ingest(paths: list[str | Path], experiment: str | None = None,
+           config: dict | None = None) -> dict:
     """Import the split records of record files into MLflow; returns {parent_key: {run_id, children: {job_key: id}}}."""
     loaded = [record for path in paths for record in records.read(path)]
     if not loaded:
@@ -186,6 +210,8 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
         groups[record["parent_key"]].append(record)
     out = {"experiment": experiment, "experiment_id": exp_id, "tracking_uri": tracking_uri(),
            "parents": {}}
+    if config is not None:
+        out["config_run_id"] = log_benchmark_config(mlclient, exp_id, config, known)
     counts = {"created": 0, "updated": 0, "unchanged": 0}
     for parent_key, group in sorted(groups.items()):
         group.sort(key=lambda r: r["split"]["index"])
@@ -201,7 +227,8 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
             mlclient.set_terminated(parent_id)
         children = {}
         for record in group:
-            key, digest = record["job_key"], records.content_hash(record)
+            key = record["job_key"]
+            digest = f"{LAYOUT_VERSION}:{records.content_hash(record)}"
             run = known.get(key)
             if run is not None and run.data.tags.get(HASH) == digest:
                 counts["unchanged"] += 1

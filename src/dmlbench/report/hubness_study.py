@@ -21,7 +21,7 @@ import pandas as pd  # noqa: E402
 
 from . import runs, tables  # noqa: E402
 from .figures import _save  # noqa: E402
-from .sections import Context, Section, html_table, save_csv  # noqa: E402
+from .sections import Context, Section, export_table, html_table  # noqa: E402
 
 #: registered names of the Mahalanobis learners Move-labeled is timed against (Table 4)
 METRIC_LEARNERS = ("lmnn", "itml", "dml_eig")
@@ -56,7 +56,7 @@ def skewness_tables(ctx: Context, sec: Section) -> None:
         table = _by_method(ctx.parents, column)
         sec.table(html_table(tables.fmt(table, 2), _best_per_column(table, False)),
                   f"N{k} skewness, {what} (Table 2 layout; smallest per data set in bold)",
-                  save_csv(ctx, table, f"hubness_study_{prefix}skewness_n{k}"))
+                  export_table(ctx, table, f"hubness_study_{prefix}skewness_n{k}"))
 
 
 def histograms(ctx: Context, name: str) -> pd.DataFrame:
@@ -165,7 +165,7 @@ def time_tables(ctx: Context, sec: Section) -> None:
                 lambda v: "–" if pd.isna(v) else f"{v:.0f}x")
         sec.table(html_table(text), f"{caption}, mean over splits (Table 4 layout); last row: "
                   "fastest of LMNN, ITML, DML-eig divided by Move-labeled",
-                  save_csv(ctx, table, f"hubness_study_time_{name}"))
+                  export_table(ctx, table, f"hubness_study_time_{name}"))
 
 
 def hubness_study(ctx: Context) -> Section | None:
@@ -180,18 +180,18 @@ def hubness_study(ctx: Context) -> Section | None:
                   "distributions of the data sets with the most hubness, accuracy against "
                   "skewness, and training time.")
     skewness_tables(ctx, sec)
-    out_dir = ctx.out_dir / "figures"
+    out_dir = ctx.figure_dir
     hist = histograms(ctx, f"curve.nk_hist_n{k}")
     if not hist.empty:
         worst = (ctx.parents.groupby("dataset")[f"skewness_n{k}_mean"].max()
                  .sort_values(ascending=False).index[:N_DISTRIBUTION_PANELS])
-        sec.figure("figures/" + distribution_figure(ctx, hist, list(worst), k, out_dir),
+        sec.figure(distribution_figure(ctx, hist, list(worst), k, out_dir),
                    f"Distribution of N{k} (test queries, pooled over splits) on log-log axes "
                    f"for the {len(worst)} data sets with the largest skewness; hubs make a long "
                    "right tail.")
     accuracy = ("accuracy_kcv" if "accuracy_kcv_mean" in ctx.parents
-                else f"accuracy_k{tables.ks_of(ctx.parents)[0]}")
-    sec.figure("figures/" + accuracy_figure(ctx, accuracy, k, out_dir),
+                else f"accuracy_k{ctx.ks[0]}")
+    sec.figure(accuracy_figure(ctx, accuracy, k, out_dir),
                f"Test accuracy ({accuracy}) against N{k} skewness, one point per (data set, "
                "method); right: both relative to the Euclidean metric on the same data set.")
     time_tables(ctx, sec)
