@@ -152,9 +152,7 @@ def solve_dml_eig(Xw: np.ndarray, dis: np.ndarray, mu: float, max_iter: int, tol
     """
     n, d = Xw.shape
     S = np.eye(d) / d
-    diff_sq = np.einsum("ij,ij->i", Xw[dis[:, 0]] - Xw[dis[:, 1]], Xw[dis[:, 0]] - Xw[dis[:, 1]]) \
-        if len(dis) * d <= 2**24 else _pair_sq_chunked(Xw, dis)
-    a = diff_sq / d  # <X_tau, S_1>
+    a = _pair_sq(Xw, dis) / d  # <X_tau, S_1>
     trace, gaps = [smoothed_min(a, mu)], []
     converged = False
     scatter = PairScatter(dis, n)
@@ -177,7 +175,8 @@ def solve_dml_eig(Xw: np.ndarray, dis: np.ndarray, mu: float, max_iter: int, tol
     return S, trace, gaps, converged
 
 
-def _pair_sq_chunked(Xw: np.ndarray, pairs: np.ndarray, rows: int = 2**18) -> np.ndarray:
+def _pair_sq(Xw: np.ndarray, pairs: np.ndarray, rows: int = 2**16) -> np.ndarray:
+    """||x_i - x_j||^2 of every pair, in chunks of `rows` pairs (memory O(rows d))."""
     out = np.empty(len(pairs))
     for start in range(0, len(pairs), rows):
         block = pairs[start:start + rows]
