@@ -89,6 +89,18 @@ def test_leave_one_out_has_one_split_per_sample_of_the_registry():
         check(cfg)
 
 
+def test_new_evaluation_options_change_the_parent_key_only_when_set():
+    base = check(copy.deepcopy(GOOD))
+    key = config.job_spec(base, "iris", "lmnn", [0])["parent_key"]
+    explicit = copy.deepcopy(GOOD)
+    explicit.update(k_selection="none", train_hubness=True)
+    assert config.job_spec(check(explicit), "iris", "lmnn", [0])["parent_key"] == key
+    changed = copy.deepcopy(GOOD)
+    changed.update(k_selection="loo")
+    spec = config.job_spec(check(changed), "iris", "lmnn", [0])
+    assert spec["parent_key"] != key and spec["k_selection"] == "loo"
+
+
 def test_dimension_sweep_is_resolved_per_method_and_keys_only_change_when_set():
     base = check(copy.deepcopy(GOOD))
     cfg = copy.deepcopy(GOOD)

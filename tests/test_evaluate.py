@@ -103,3 +103,75 @@ def test_dimension_sweep_equals_knn_on_the_leading_components():
 
     small = dimension_sweep(Zte, Ztr, ytr, yte, [1], max_bytes=8 * len(ytr) * 3)
     assert small[1] == metrics["sweep_accuracy_k1"]
+def _brute_loo_neighbours(Q, X, k):
+    """Each row of Q (= the training points, mapped or not) against the rows of X, itself out."""
+    D = np.linalg.norm(Q[:, None] - X[None], axis=2)
+    np.fill_diagonal(D, np.inf)
+    return np.argsort(D, axis=1, kind="stable")[:, :k]
+
+
+def _split(name="wine", seed=5):
+    ds = data.build(name)
+    split = protocols.make_splits(ds.y, {"kind": "holdout", "repeats": 1}, seed=seed)[0]
+    Xtr, Xte, _ = preprocess.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
+    return Xtr, Xte, ds.y[split.train], ds.y[split.test]
+
+
+def test_options_off_leave_the_evaluation_as_before():
+    Xtr, Xte, ytr, yte = _split()
+    est = make("euclidean").fit(Xtr, ytr)
+    metrics = evaluate(est, Xte, ytr, yte, [1, 3], 10, timings={})
+    assert not any(k.startswith(("train_", "loo_", "selected_k", "accuracy_kcv")) for k in metrics)
+
+
+def test_k_chosen_by_leave_one_out_on_the_training_part():
+    Xtr, Xte, ytr, yte = _split()
+    ks = [1, 3, 5, 7, 9]
+    est = make("euclidean").fit(Xtr, ytr)
+    metrics = evaluate(est, Xte, ytr, yte, ks, 10, timings={}, k_selection="loo")
+    loo = _brute_loo_neighbours(Xtr, Xtr, 9)
+    loo_acc = {k: np.mean(knn_vote(ytr[loo[:, :k]], 3) == ytr) for k in ks}
+    best = min(k for k in ks if loo_acc[k] == max(loo_acc.values()))
+    assert metrics["selected_k"] == best and metrics["selected_k_by_method"] == 0
+    assert metrics["accuracy_kcv"] == metrics[f"accuracy_k{best}"]
+    for k in ks:
+        assert metrics[f"loo_accuracy_k{k}"] == pytest.approx(loo_acc[k])
+
+
+def test_a_k_chosen_by_the_method_itself_is_used():
+    Xtr, Xte, ytr, yte = _split()
+    est = make("move_labeled", {"lam_grid": [1.0, 10.0], "k_grid": [11], "random_state": 0})
+    est.fit(Xtr, ytr)
+    assert est.selected_k_ == 11
+    metrics = evaluate(est, Xte, ytr, yte, [1, 3], 10, timings={}, k_selection="loo")
+    _, ind = est.kneighbors(Xte, 11)
+    assert metrics["selected_k"] == 11 and metrics["selected_k_by_method"] == 1
+    assert metrics["accuracy_kcv"] == pytest.approx(np.mean(knn_vote(ytr[ind], 3) == yte))
+
+
+@pytest.mark.parametrize("name", ["euclidean", "move_labeled"])
+def test_hubness_of_test_queries_and_within_the_training_set_by_brute_force(name):
+    Xtr, Xte, ytr, yte = _split("ionosphere", seed=1)
+    est = make(name).fit(Xtr, ytr)
+    metrics = evaluate(est, Xte, ytr, yte, [1], 10, timings={}, train_hubness=True)
+    labelled = Xtr if name == "euclidean" else Xtr @ est.W_.T  # Move-labeled: ||x - W z||
+    D = np.linalg.norm(Xte[:, None] - labelled[None], axis=2)
+    nk = np.bincount(np.argsort(D, axis=1, kind="stable")[:, :10].ravel(), minlength=len(Xtr))
+    assert metrics["skewness_n10"] == pytest.approx(scipy.stats.skew(nk, bias=True))
+    assert metrics["nk_hist_n10"] == np.bincount(nk).tolist()
+    nk_train = np.bincount(_brute_loo_neighbours(Xtr, labelled, 10).ravel(), minlength=len(Xtr))
+    assert metrics["train_skewness_n10"] == pytest.approx(scipy.stats.skew(nk_train, bias=True))
+    assert metrics["train_antihub_share_n10"] == pytest.approx(np.mean(nk_train == 0))
+    hist = metrics["train_nk_hist_n10"]
+    assert sum(hist) == len(Xtr) and sum(m * h for m, h in enumerate(hist)) == 10 * len(Xtr)
+
+
+def test_occurrence_histogram_by_hand():
+    assert hubness.occurrence_histogram(np.array([4, 4, 3, 1, 0])).tolist() == [1, 1, 0, 1, 2]
+
+
+def test_unknown_k_selection_is_an_error():
+    est = make("euclidean").fit(np.eye(4), np.array([0, 1, 0, 1]))
+    with pytest.raises(ValueError, match="k_selection must be one of"):
+        evaluate(est, np.eye(4), np.array([0, 1, 0, 1]), np.array([0, 1, 0, 1]), [1], 2, {},
+                 k_selection="cv")

@@ -7,7 +7,7 @@ from sklearn.base import clone
 from dmlbench.methods import REGISTRY, make
 
 FAST = {"lmnn": {"max_iter": 10, "min_iter": 2}, "itml": {"max_iter": 20},
-        "mmc": {"max_iter": 5, "max_proj": 100},
+        "mmc": {"max_iter": 5, "max_proj": 100}, "dml_eig": {"max_iter": 20},
         "rmvem": {"m_grid": [5, 8]}, "rmle": {"m_grid": [5, 8]},
         "minivenn": {"m_grid": [5, 8], "rho_grid": [0.0, 1.0]},
         "klhp": {"K_grid": [1, 3], "lam_grid": [0.0, 1.0]}}

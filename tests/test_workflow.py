@@ -34,11 +34,13 @@ def test_records_and_report_exist(smoke_run):
     assert all(len(records.read(f)) == 2 for f in files)
     html = (work / "reports/smoke/index.html").read_text()
     for heading in ("Leaderboard", "Test accuracy", "Average error over data sets", "Hubness",
-                    "Time and memory", "Dimension sweep and boosting"):
+                    "Time and memory", "Dimension sweep and boosting",
+                    "Hubness study (Shigeto 2017)", "speed-up of Move-labeled"):
         assert heading in html
     for figure in ("sweep_k1.png", "loss_vs_rank_i_mfa.png"):
         assert figure in html and (work / "reports/smoke/figures" / figure).exists()
     assert list((work / "reports/smoke/figures").glob("*.png"))
+    assert (work / "reports/smoke/figures/nk_distribution_n5.png").exists()
     assert not list(work.rglob("*.tmp")), "a temporary file was left behind"
 
 

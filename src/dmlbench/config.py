@@ -23,6 +23,8 @@ DEFAULTS = {
     "seed": 0,
     "k": [1, 3, 5],
     "hubness_k": 10,
+    "k_selection": "none",
+    "train_hubness": True,
     "protocol": {"kind": "holdout", "repeats": 4, "train_fraction": 0.7},
     "preprocess": [],
     "data": {"cache": "resources"},
@@ -213,6 +215,8 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
                    "params": m_entry.get("params") or {}},
         "k": list(config["k"]),
         "hubness_k": int(config["hubness_k"]),
+        "k_selection": config["k_selection"],
+        "train_hubness": bool(config["train_hubness"]),
         "seed": int(config["seed"]),
         "cache": config["data"]["cache"],
         "drop_classes_below": config["datasets"][dataset].get("drop_classes_below"),
@@ -223,6 +227,10 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
                                            "drop_classes_below")}
     if spec["dimension_sweep"]:  # only when set, so that other configs keep their keys
         identity["dimension_sweep"] = True
+    # options added later join the identity only when set away from their default, so the
+    # results of configs that do not use them keep their keys
+    identity.update({key: spec[key] for key in ("k_selection", "train_hubness")
+                     if spec[key] != DEFAULTS[key]})
     spec["parent_key"] = _digest(identity)
     return spec
 

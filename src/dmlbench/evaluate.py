@@ -15,6 +15,9 @@ import numpy as np
 from . import hubness
 from .neighbors import MAX_BLOCK_BYTES, chunk_rows, smallest_k
 
+#: how the test-time k is chosen: not at all (report every k), or on the training part
+K_SELECTIONS = ("none", "loo")
+
 
 def knn_vote(neighbor_labels: np.ndarray, n_classes: int) -> np.ndarray:
     """Majority class of each row of labels; ties go to the smallest label."""
@@ -125,22 +128,31 @@ def sweep_metrics(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarr
 
 
 def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, ks: list[int],
-             hubness_k: int, timings: dict, progress: bool = False,
-             sweep: bool = False) -> dict[str, float]:
+             hubness_k: int, timings: dict, progress: bool = False, k_selection: str = "none",
+             train_hubness: bool = False, sweep: bool = False) -> dict[str, float]:
     """Metrics of a fitted method `est` on (X_test, y_test); fills `timings` with predict times.
 
-    Metrics: `accuracy_k<k>` and `error_k<k>` for each k, and the hubness measures of the
-    training (labelled) points in the test queries' `hubness_k`-NN lists. A method may add its
-    own numbers through `extra_metrics(X_test, y_test) -> dict` (e.g. the NCA rule's accuracy;
-    a list of numbers is a curve, e.g. accuracy per mapped dimension, see `split_curves`);
-    a 'classifier' method is evaluated through `predict(X_test, k)` only. With `sweep`
-    (the config's `dimension_sweep`), a method with `components_` (a linear metric with at least one component)
-    also gets the `sweep_metrics` of its components in their order (others are not swept).
+    Metrics: `accuracy_k<k>` and `error_k<k>` for each k, the hubness measures of the training
+    (labelled) points in the test queries' `hubness_k`-NN lists and the histogram of their
+    N_k (curve `nk_hist_n<k>`: entry m = number of training points with N_k = m). A method may
+    add its own numbers through `extra_metrics(X_test, y_test) -> dict` (e.g. the NCA rule's
+    accuracy; a list of numbers is a curve, e.g. accuracy per mapped dimension, see
+    `split_curves`); a 'classifier' method is evaluated through `predict(X_test, k)` only.
 
     A method whose neighbour list depends on k (hyper-parameters chosen per k, e.g. RMVEM's
     neighbourhood size) exposes `kneighbors_per_k(X_test, ks, n_neighbors) -> {k: (dist, ind)}`:
     the k-NN rule with k votes on list k, and hubness is measured on the list of the smallest k.
+
+    `k_selection="loo"` chooses the test-time k (`select_k`) and adds `selected_k`,
+    `accuracy_kcv`, `error_kcv` and the leave-one-out training accuracies `loo_accuracy_k<k>`.
+    `train_hubness=True` adds the hubness of the training set itself (`train_<measure>` and the
+    curve `train_nk_hist_n<k>`): each training point's leave-one-out `hubness_k` neighbours.
+    Both use one leave-one-out search, `est.train_kneighbors` (timed as `train_search`).
+    With `sweep` (the config's `dimension_sweep`), a method with `components_` (a linear metric
+    with at least one component) also gets the `sweep_metrics` of its components in their order.
     """
+    if k_selection not in K_SELECTIONS:
+        raise ValueError(f"k_selection must be one of {K_SELECTIONS}, got {k_selection!r}")
     n_train = y_train.shape[0]
     metrics: dict[str, float] = {}
     if getattr(est, "kind", "global") == "classifier":
@@ -149,7 +161,8 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
                 acc = float(np.mean(est.predict(X_test, k) == y_test))
                 metrics[f"accuracy_k{k}"], metrics[f"error_k{k}"] = acc, 1.0 - acc
         return metrics
-    depth = max(max(ks), hubness_k)
+    own_k = getattr(est, "selected_k_", None) if k_selection == "loo" else None
+    depth = max(max(ks), hubness_k, own_k or 0)
     if depth > n_train:
         raise ValueError(
             f"k = {depth} (max of `k` and `hubness_k` in the config) exceeds the {n_train} "
@@ -167,6 +180,23 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
         acc = accuracy_per_k(lists[k], y_train, y_test, [k])[k]
         metrics[f"accuracy_k{k}"], metrics[f"error_k{k}"] = acc, 1.0 - acc
     metrics.update(hubness.summary(ind, n_train, hubness_k))
+    metrics[f"nk_hist_n{hubness_k}"] = hubness.occurrence_histogram(
+        hubness.k_occurrence(ind, n_train, hubness_k)).tolist()
+    if k_selection != "none" or train_hubness:
+        loo_depth = max(max(ks) if k_selection != "none" else 0,
+                        hubness_k if train_hubness else 0)
+        if loo_depth > n_train - 1:
+            raise ValueError(f"leave-one-out search needs k = {loo_depth} < the {n_train} "
+                             "training points of this split")
+        with stopwatch(timings, "train_search"):
+            _, loo = est.train_kneighbors(loo_depth)
+        if k_selection != "none":
+            metrics.update(select_k(ind, loo, y_train, y_test, ks, own_k))
+        if train_hubness:
+            metrics.update({f"train_{key}": value
+                            for key, value in hubness.summary(loo, n_train, hubness_k).items()})
+            metrics[f"train_nk_hist_n{hubness_k}"] = hubness.occurrence_histogram(
+                hubness.k_occurrence(loo, n_train, hubness_k)).tolist()
     if hasattr(est, "extra_metrics"):
         with stopwatch(timings, "extra_metrics"):
             metrics.update(est.extra_metrics(X_test, y_test))
@@ -175,6 +205,29 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
         with stopwatch(timings, "sweep"):
             metrics.update(sweep_metrics(est, X_test, y_train, y_test, ks))
     return metrics
+
+
+def select_k(ind: np.ndarray, loo: np.ndarray, y_train: np.ndarray, y_test: np.ndarray,
+             ks: list[int], own_k: int | None = None) -> dict[str, float]:
+    """The test-time k chosen on the training part, and the test accuracy with it.
+
+    The k of `ks` with the best leave-one-out k-NN accuracy of the training points (`loo`: their
+    neighbours among the other training points; ties go to the smallest k), unless the method
+    chose k itself jointly with its hyper-parameters by cross-validation (`own_k`, the
+    estimator's `selected_k_`; `selected_k_by_method` = 1). Shigeto 2017 (section 5.1) tunes
+    the test-time k by cross-validation on the training set for every method.
+    """
+    loo_acc = accuracy_per_k(loo, y_train, y_train, ks)
+    out = {f"loo_accuracy_k{k}": acc for k, acc in loo_acc.items()}
+    if own_k is None:
+        best = max(loo_acc.values())
+        k = min(k for k, acc in loo_acc.items() if acc == best)
+    else:
+        k = int(own_k)
+    acc = accuracy_per_k(ind, y_train, y_test, [k])[k]
+    out.update({"selected_k": float(k), "selected_k_by_method": float(own_k is not None),
+                "accuracy_kcv": acc, "error_kcv": 1.0 - acc})
+    return out
 
 
 def split_curves(metrics: dict) -> tuple[dict[str, float], dict[str, list[float]]]:

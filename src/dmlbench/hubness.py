@@ -71,6 +71,12 @@ def groupie_ratio(occurrence: np.ndarray, k: int) -> float:
     return float(nk.max() / (nk.size * k))
 
 
+def occurrence_histogram(occurrence: np.ndarray) -> np.ndarray:
+    """How many labelled objects have N_k = 0, 1, ..., max N_k (the N_k distribution of
+    Radovanovic et al. 2010, Fig. 1, unnormalised)."""
+    return np.bincount(np.asarray(occurrence, dtype=np.int64))
+
+
 def summary(neighbor_indices: np.ndarray, n_labeled: int, k: int) -> dict[str, float]:
     """All measures for the first `k` neighbours of each query, keyed for result records."""
     nk = k_occurrence(neighbor_indices, n_labeled, k)

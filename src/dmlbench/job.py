@@ -43,7 +43,9 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool) -> 
         with stopwatch(timings, "fit"):
             est.fit(X_train, y_train)
         metrics = evaluate(est, X_test, y_train, y_test, spec["k"], spec["hubness_k"], timings,
-                           progress=progress, sweep=spec.get("dimension_sweep", False))
+                           progress=progress, k_selection=spec.get("k_selection", "none"),
+                           train_hubness=spec.get("train_hubness", False),
+                           sweep=spec.get("dimension_sweep", False))
     key = config.job_key(spec["parent_key"], index)
     return records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
                          threads)

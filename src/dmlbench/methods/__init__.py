@@ -5,7 +5,9 @@
     dist, ind = est.kneighbors(X_query, n_neighbors=10)
 """
 
-from . import baselines, boost, euclidean, klhp, local  # noqa: F401  (registration side effects)
+from . import baselines, boost, dml_eig, euclidean, klhp, local, move  # noqa: F401  (registration)
+from .dml_eig import DMLEig
+from .move import MoveLabeled, MoveQuery
 from .registry import REGISTRY, get, make, register
 
-__all__ = ["REGISTRY", "get", "make", "register"]
+__all__ = ["REGISTRY", "get", "make", "register", "MoveLabeled", "MoveQuery", "DMLEig"]

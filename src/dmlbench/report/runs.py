@@ -89,3 +89,10 @@ def load_config(experiment: str) -> dict | None:
     path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="config.json")
     with open(path) as fh:
         return json.load(fh)
+
+
+def curve(run_id: str, name: str) -> list[float]:
+    """A curve of a run (an MLflow metric history, e.g. `curve.nk_hist_n10`) in step order;
+    empty when the run has none."""
+    history = tracking.client().get_metric_history(run_id, name)
+    return [m.value for m in sorted(history, key=lambda m: m.step)]

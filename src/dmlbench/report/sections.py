@@ -324,13 +324,13 @@ def paper_tables(ctx: Context) -> Section | None:
     return sec
 
 
-from .boost import boosting_section  # noqa: E402  (a family's section; it imports this module)
-
 BUILDERS = [leaderboard, accuracy, average_error, statistics, hubness, cost, cost_accuracy,
             paper_tables]
 
-# method families' own sections (each in its own module, imported here after the shared helpers)
+# method families' and studies' own sections (each in its own module, imported here after the
+# shared helpers: they import this module)
 from .boost import boosting_section  # noqa: E402
+from .hubness_study import hubness_study  # noqa: E402
 from .local import local_metrics, mvce_check  # noqa: E402
 
-BUILDERS += [mvce_check, local_metrics, boosting_section]
+BUILDERS += [hubness_study, mvce_check, local_metrics, boosting_section]

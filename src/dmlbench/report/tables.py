@@ -7,9 +7,9 @@ import pandas as pd
 
 def ks_of(parents: pd.DataFrame) -> list[int]:
     """The k values evaluated (from the `accuracy_k<k>_mean` columns), ascending."""
-    ks = [int(c[len("accuracy_k"):-len("_mean")]) for c in parents.columns
+    ks = [c[len("accuracy_k"):-len("_mean")] for c in parents.columns
           if c.startswith("accuracy_k") and c.endswith("_mean")]
-    return sorted(ks)
+    return sorted(int(k) for k in ks if k.isdigit())  # not accuracy_kcv (k chosen per split)
 
 
 def order(parents: pd.DataFrame) -> tuple[list[str], list[str]]:

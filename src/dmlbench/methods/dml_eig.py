@@ -1,0 +1,305 @@
+"""DML-eig (Ying & Li 2012, "Distance metric learning with eigenvalue optimization", JMLR 13).
+
+Problem (their eq. 2): maximise the smallest dissimilar-pair distance subject to a bound on the
+similar-pair distances,
+    max_{M >= 0} min_{(i,j) in D} ||x_i - x_j||_M^2   s.t.  sum_{(i,j) in S} ||x_i - x_j||_M^2 <= 1.
+With X_S = sum_S (x_i - x_j)(x_i - x_j)^T and M = X_S^{-1/2} S X_S^{-1/2} it becomes (Theorem 1)
+    max_{S in P} min_{tau in D} <X_tau, S>,   P = {S >= 0, tr S = 1},
+    X_tau = X_S^{-1/2} (x_i - x_j)(x_i - x_j)^T X_S^{-1/2},
+i.e. min over the simplex of lambda_max(sum_tau u_tau X_tau), an eigenvalue optimisation. The
+smoothed objective (section 3) is
+    f_mu(S) = -mu log sum_tau exp(-<X_tau, S> / mu),   grad f_mu(S) = sum_tau u_tau X_tau,
+u = softmax(-<X_tau, S> / mu), and Algorithm 1 (Frank-Wolfe over the spectrahedron) iterates
+    Z_t = v v^T, v the top eigenvector of grad f_mu(S_t);  S_{t+1} = (1 - a_t) S_t + a_t Z_t.
+Every iterate stays in P, so the constraint holds with equality: tr(X_S M) = tr S = 1.
+
+Cost per iteration: O(|D| d + n d^2 + d^3). The gradient is X~^T L X~ with X~ the whitened points
+and L the Laplacian of the pair weights u (a sparse n x n matrix with |D| entries), so the
+|D| x d matrix of pair differences is never formed; <X_tau, S> is updated in O(|D|) from the
+projections of the points on v.
+
+Choices the paper leaves open (the authors' MATLAB code is not available offline), made here:
+- Pairs (Shigeto 2017 used "the default setting in the authors' code"): similar pairs S = each
+  training point with its `n_similar` nearest same-class points (Euclidean, as LMNN's target
+  neighbours; default 3, LMNN's usual k); dissimilar pairs D = every pair of points of different
+  classes (`dissimilar="all"`, |D| ~ n^2 / 2) or each point's `dissimilar` nearest points of
+  other classes (an integer; for large n). Pairs are unordered and counted once.
+- Step size a_t: exact line search on [0, 1] (f_mu restricted to the segment is concave, its
+  derivative at 0 is the Frank-Wolfe gap), so f_mu never decreases; the paper's analysis uses a
+  fixed schedule.
+- Start S_1 = I / d (the centre of P); stop when the Frank-Wolfe gap
+  <grad f_mu(S_t), Z_t - S_t> (an upper bound on max f_mu - f_mu(S_t)) falls below
+  tol * max(|f_mu(S_t)|, mu), or after `max_iter` iterations.
+- X_S singular (fewer similar pairs than dimensions, or duplicate points): its eigenvalues below
+  1e-10 times the largest are raised to that floor before X_S^{-1/2} is formed (recorded as
+  `fit.xs_floored`); the constraint then holds for the floored X_S.
+- mu is absolute, as in the paper (the <X_tau, S> are of order 1 / |S|); `mu_grid` chooses it by
+  cross-validation of k-NN accuracy on the training part, as Shigeto 2017 did.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+
+from ..neighbors import euclidean_kneighbors
+from .base import LinearMetric
+from .registry import register
+from .selection import check_grid, check_k_grid, cross_validate_knn
+
+#: eigenvalues of X_S below this fraction of the largest are floored there
+XS_FLOOR = 1e-10
+
+
+def similar_pairs(X: np.ndarray, y: np.ndarray, n_similar: int) -> np.ndarray:
+    """Unordered pairs (i < j): each point with its `n_similar` nearest same-class points."""
+    out = []
+    for label in np.unique(y):
+        members = np.flatnonzero(y == label)
+        k = min(n_similar, members.size - 1)
+        if k < 1:
+            continue
+        _, nearest = euclidean_kneighbors(X[members], X[members], k, exclude_self=True)
+        out.append(np.column_stack([np.repeat(members, k), members[nearest].ravel()]))
+    if not out:
+        raise ValueError("DML-eig needs similar pairs: every class has a single training point")
+    return _unique_unordered(np.vstack(out))
+
+
+def dissimilar_pairs(X: np.ndarray, y: np.ndarray, dissimilar) -> np.ndarray:
+    """Unordered pairs (i < j) of different classes: all of them, or each point's `dissimilar`
+    nearest points of other classes."""
+    if dissimilar == "all":
+        i, j = np.triu_indices(y.size, k=1)
+        keep = y[i] != y[j]
+        return np.column_stack([i[keep], j[keep]])
+    out = []
+    for label in np.unique(y):
+        members, others = np.flatnonzero(y == label), np.flatnonzero(y != label)
+        k = min(int(dissimilar), others.size)
+        _, nearest = euclidean_kneighbors(X[members], X[others], k)
+        out.append(np.column_stack([np.repeat(members, k), others[nearest].ravel()]))
+    return _unique_unordered(np.vstack(out))
+
+
+def _unique_unordered(pairs: np.ndarray) -> np.ndarray:
+    return np.unique(np.sort(pairs, axis=1), axis=0)
+
+
+class PairScatter:
+    """sum_p w_p (x_i - x_j)(x_i - x_j)^T = X^T L X for a fixed list of pairs and changing
+    weights w, with L the weighted graph Laplacian: O(|pairs| d + n d^2), no pair differences
+    formed. The sparsity pattern of the symmetric adjacency is built once."""
+
+    def __init__(self, pairs: np.ndarray, n: int):
+        self.pairs, self.n = pairs, n
+        rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        self._order = np.lexsort((cols, rows))
+        self._indices = cols[self._order]
+        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
+
+    def __call__(self, X: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        w = np.ones(len(self.pairs)) if weights is None else np.asarray(weights, dtype=float)
+        both = np.concatenate([w, w])
+        adjacency = scipy.sparse.csr_matrix((both[self._order], self._indices, self._indptr),
+                                            shape=(self.n, self.n))
+        degree = (np.bincount(self.pairs[:, 0], w, minlength=self.n)
+                  + np.bincount(self.pairs[:, 1], w, minlength=self.n))
+        return X.T @ (degree[:, None] * X) - X.T @ (adjacency @ X)
+
+
+def pair_scatter(X: np.ndarray, pairs: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """sum_p w_p (x_i - x_j)(x_i - x_j)^T (see `PairScatter`)."""
+    return PairScatter(pairs, X.shape[0])(X, weights)
+
+
+def inverse_sqrt(A: np.ndarray) -> tuple[np.ndarray, bool]:
+    """A^{-1/2} of a symmetric PSD matrix, eigenvalues floored at XS_FLOOR * the largest; and
+    whether any was floored."""
+    values, vectors = scipy.linalg.eigh(A)
+    floor = XS_FLOOR * max(values[-1], np.finfo(float).tiny)
+    floored = bool(values[0] < floor)
+    values = np.maximum(values, floor)
+    return (vectors / np.sqrt(values)) @ vectors.T, floored
+
+
+def _scaled_exp(values: np.ndarray, mu: float) -> tuple[float, np.ndarray]:
+    """(min(values), exp((min - values) / mu)), with the terms below exp(-700) set to 0: they are
+    below 1e-304 of the largest term (which is 1), and computing them (as subnormal numbers)
+    costs many times more than the rest."""
+    low = float(values.min())
+    z = (low - values) / mu
+    out = np.zeros_like(z)
+    keep = z > -700.0
+    out[keep] = np.exp(z[keep])
+    return low, out
+
+
+def smoothed_min(values: np.ndarray, mu: float) -> float:
+    """f_mu = -mu log sum exp(-values / mu), the smooth minimum of section 3."""
+    low, e = _scaled_exp(values, mu)
+    return low - mu * float(np.log(e.sum()))
+
+
+def solve_dml_eig(Xw: np.ndarray, dis: np.ndarray, mu: float, max_iter: int, tol: float):
+    """Algorithm 1 on whitened points `Xw` and dissimilar pairs `dis`.
+
+    Returns (S, objective trace f_mu(S_t) for t = 1..T, Frank-Wolfe gaps, converged).
+    """
+    n, d = Xw.shape
+    S = np.eye(d) / d
+    a = _pair_sq(Xw, dis) / d  # <X_tau, S_1>
+    trace, gaps = [smoothed_min(a, mu)], []
+    converged = False
+    scatter = PairScatter(dis, n)
+    for _ in range(max_iter):
+        u = _weights(a, mu)
+        grad = scatter(Xw, u)
+        _, v = scipy.linalg.eigh(grad, subset_by_index=[d - 1, d - 1])
+        v = v[:, 0]
+        p = Xw @ v
+        b = (p[dis[:, 0]] - p[dis[:, 1]]) ** 2  # <X_tau, v v^T>
+        gap = float(u @ (b - a))
+        gaps.append(gap)
+        if gap <= tol * max(abs(trace[-1]), mu):
+            converged = True
+            break
+        step = _line_search(a, b, mu)
+        a = (1 - step) * a + step * b
+        S = (1 - step) * S + step * np.outer(v, v)
+        trace.append(smoothed_min(a, mu))
+    return S, trace, gaps, converged
+
+
+def _pair_sq(Xw: np.ndarray, pairs: np.ndarray, rows: int = 2**16) -> np.ndarray:
+    """||x_i - x_j||^2 of every pair, in chunks of `rows` pairs (memory O(rows d))."""
+    out = np.empty(len(pairs))
+    for start in range(0, len(pairs), rows):
+        block = pairs[start:start + rows]
+        diff = Xw[block[:, 0]] - Xw[block[:, 1]]
+        out[start:start + rows] = np.einsum("ij,ij->i", diff, diff)
+    return out
+
+
+def _weights(values: np.ndarray, mu: float) -> np.ndarray:
+    """u = softmax(-values / mu), the gradient weights of f_mu."""
+    _, e = _scaled_exp(values, mu)
+    return e / e.sum()
+
+
+def _line_search(a: np.ndarray, b: np.ndarray, mu: float, iters: int = 50) -> float:
+    """argmax over [0, 1] of the concave f_mu((1 - s) a + s b): safeguarded Newton on its
+    derivative sum_tau u_tau(s) (b - a)_tau, which decreases in s (the second derivative is
+    -Var_u(b - a) / mu)."""
+    delta = b - a
+
+    def slope_curvature(s):
+        u = _weights(a + s * delta, mu)
+        mean = u @ delta
+        return mean, -(u @ (delta - mean) ** 2) / mu
+
+    lo, hi = 0.0, 1.0
+    if slope_curvature(hi)[0] >= 0:
+        return 1.0
+    s = 0.5
+    for _ in range(iters):
+        slope, curvature = slope_curvature(s)
+        if slope > 0:
+            lo = s
+        else:
+            hi = s
+        step = s - slope / curvature if curvature < 0 else np.nan
+        s = step if lo < step < hi else (lo + hi) / 2
+        if hi - lo < 1e-12 or abs(slope) <= 1e-13 * np.abs(delta).max():
+            break
+    return float(s)
+
+
+@register("dml_eig")
+class DMLEig(LinearMetric):
+    """DML-eig (Ying & Li 2012) with smoothing parameter `mu`; see the module docstring for the
+    formulation, Algorithm 1 and the choices the paper leaves open."""
+
+    family = "baseline"
+    papers = ("sh17",)
+
+    def __init__(self, mu=1e-3, n_similar=3, dissimilar="all", max_iter=200, tol=1e-3,
+                 mu_grid=None, k_grid=None, cv=5, random_state=None):
+        self.mu = mu
+        self.n_similar = n_similar
+        self.dissimilar = dissimilar
+        self.max_iter = max_iter
+        self.tol = tol
+        self.mu_grid = mu_grid
+        self.k_grid = k_grid
+        self.cv = cv
+        self.random_state = random_state
+
+    def _check_params(self):
+        if not (np.isscalar(self.mu) and np.isfinite(self.mu) and self.mu > 0):
+            raise ValueError(f"mu must be a finite number > 0, got {self.mu!r}")
+        if int(self.n_similar) != self.n_similar or self.n_similar < 1:
+            raise ValueError(f"n_similar must be an integer >= 1, got {self.n_similar!r}")
+        if self.dissimilar != "all" and (isinstance(self.dissimilar, (str, bool))
+                                         or int(self.dissimilar) != self.dissimilar
+                                         or self.dissimilar < 1):
+            raise ValueError(f"dissimilar must be 'all' or an integer >= 1, got {self.dissimilar!r}")
+        if int(self.max_iter) != self.max_iter or self.max_iter < 1:
+            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        if not self.tol >= 0:
+            raise ValueError(f"tol must be >= 0, got {self.tol!r}")
+        if self.mu_grid is not None:
+            check_grid("mu_grid", self.mu_grid, positive=True)
+        if self.k_grid is not None:
+            if self.mu_grid is None:
+                raise ValueError("k_grid needs mu_grid: k is chosen jointly with mu by CV")
+            check_k_grid(self.k_grid)
+
+    def _learn_components(self, X, y):
+        self._check_params()
+        self.selected_k_ = None
+        self.cv_info_ = {}
+        mu = float(self.mu)
+        if self.mu_grid is not None:
+            start = time.perf_counter()
+            grid = sorted(check_grid("mu_grid", self.mu_grid, positive=True), reverse=True)
+            ks = check_k_grid(self.k_grid) if self.k_grid is not None else [1]
+            params = {k: v for k, v in self.get_params().items()
+                      if k not in ("mu", "mu_grid", "k_grid")}
+            chosen = cross_validate_knn(lambda p: DMLEig(**params, **p), X, y,
+                                        [{"mu": v} for v in grid], ks, folds=self.cv,
+                                        random_state=self.random_state)
+            mu = grid[chosen.index]
+            if self.k_grid is not None:
+                self.selected_k_ = chosen.k
+            self.cv_info_ = {"mu_grid": grid, "cv_accuracy": chosen.accuracy_of_chosen_k(ks),
+                             "cv_k": chosen.k, "cv_s": time.perf_counter() - start}
+        start = time.perf_counter()
+        sim = similar_pairs(X, y, int(self.n_similar))
+        dis = dissimilar_pairs(X, y, self.dissimilar)
+        self.scatter_similar_ = pair_scatter(X, sim)
+        whiten, floored = inverse_sqrt(self.scatter_similar_)
+        S, trace, gaps, converged = solve_dml_eig(X @ whiten, dis, mu, int(self.max_iter),
+                                                  float(self.tol))
+        self.mu_, self.S_, self.objective_, self.gaps_ = mu, S, trace, gaps
+        self.metric_ = whiten @ S @ whiten
+        self.metric_ = (self.metric_ + self.metric_.T) / 2
+        self._summary = {"mu": mu, "n_iter": len(gaps), "converged": converged,
+                         "objective": trace, "final_objective": trace[-1],
+                         "fw_gap": gaps[-1] if gaps else 0.0, "n_similar_pairs": len(sim),
+                         "n_dissimilar_pairs": len(dis), "xs_floored": floored}
+        values, vectors = scipy.linalg.eigh(S)
+        components = (np.sqrt(np.clip(values, 0, None))[:, None] * vectors.T) @ whiten
+        self.refit_s_ = time.perf_counter() - start
+        return components[::-1]  # largest eigenvalue first
+
+    def fit_info(self) -> dict:
+        info = {**self._summary, "refit_s": self.refit_s_}
+        if self.selected_k_ is not None:
+            info["selected_k"] = int(self.selected_k_)
+        info.update(self.cv_info_)
+        return info

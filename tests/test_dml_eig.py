@@ -1,0 +1,91 @@
+"""DML-eig (Ying & Li 2012): Frank-Wolfe iterates never lose objective, stay feasible, and reach
+the optimum of the smoothed problem computed independently by CVXPY."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from dmlbench.methods import DMLEig
+from dmlbench.methods.dml_eig import dissimilar_pairs, inverse_sqrt, pair_scatter, similar_pairs
+
+
+def blobs(n=45, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X = rng.normal(size=(n, d)) * np.array([1.0, 3.0, 0.5][:d] + [1.0] * (d - 3)) \
+        + 1.2 * y[:, None] * (np.arange(d) == 0)
+    return X, y
+
+
+def test_pairs_and_scatter_by_brute_force():
+    X, y = blobs(n=24)
+    sim = similar_pairs(X, y, 2)
+    D = np.linalg.norm(X[:, None] - X[None], axis=2)
+    expected = set()
+    for i in range(len(X)):
+        same = [j for j in range(len(X)) if j != i and y[j] == y[i]]
+        for j in sorted(same, key=lambda j: (D[i, j], j))[:2]:
+            expected.add((min(i, j), max(i, j)))
+    assert set(map(tuple, sim)) == expected
+    dis = dissimilar_pairs(X, y, "all")
+    assert set(map(tuple, dis)) == {(i, j) for i in range(24) for j in range(i + 1, 24)
+                                    if y[i] != y[j]}
+    near = dissimilar_pairs(X, y, 1)
+    assert all(y[i] != y[j] for i, j in near)
+    w = np.random.default_rng(1).random(len(sim))
+    ref = sum(wp * np.outer(X[i] - X[j], X[i] - X[j]) for wp, (i, j) in zip(w, sim))
+    np.testing.assert_allclose(pair_scatter(X, sim, w), ref, atol=1e-10)
+
+
+@pytest.mark.parametrize("mu", [1e-3, 1e-2])
+def test_objective_never_decreases_and_the_constraint_holds(mu):
+    X, y = blobs(n=60, d=4)
+    est = DMLEig(mu=mu, max_iter=200, tol=1e-9).fit(X, y)
+    trace = np.array(est.objective_)
+    assert len(trace) > 3
+    assert np.all(np.diff(trace) >= -1e-12 * np.abs(trace[:-1]).max())
+    # tr(S) = 1, S psd <=> sum over similar pairs of ||x_i - x_j||_M^2 = 1, M psd
+    sim = similar_pairs(X, y, 3)
+    M = est.metric_
+    assert np.trace(pair_scatter(X, sim) @ M) == pytest.approx(1.0, rel=1e-9)
+    assert np.linalg.eigvalsh(M).min() >= -1e-12 * np.abs(M).max()
+    np.testing.assert_allclose(est.components_.T @ est.components_, M, atol=1e-10)
+    info = est.fit_info()
+    assert info["n_iter"] == len(est.gaps_) and info["final_objective"] == trace[-1]
+
+
+def test_reaches_the_cvxpy_optimum_of_the_smoothed_problem():
+    """max_{S psd, tr S = 1} -mu log sum_tau exp(-<X_tau, S>/mu), solved by CVXPY."""
+    X, y = blobs(n=30, d=3)
+    mu = 0.01
+    est = DMLEig(mu=mu, max_iter=5000, tol=1e-7).fit(X, y)
+    sim, dis = similar_pairs(X, y, 3), dissimilar_pairs(X, y, "all")
+    whiten, _ = inverse_sqrt(pair_scatter(X, sim))
+    diffs = (X[dis[:, 0]] - X[dis[:, 1]]) @ whiten
+    S = cp.Variable((3, 3), PSD=True)
+    inner = cp.sum(cp.multiply(diffs @ S, diffs), axis=1)  # <X_tau, S>
+    problem = cp.Problem(cp.Maximize(-mu * cp.log_sum_exp(-inner / mu)), [cp.trace(S) == 1])
+    problem.solve()
+    assert est.objective_[-1] == pytest.approx(problem.value, rel=1e-4)
+    assert est.objective_[-1] <= problem.value + 1e-6 * abs(problem.value)
+
+
+def test_mu_chosen_by_cross_validation():
+    X, y = blobs(n=60, d=3)
+    est = DMLEig(mu_grid=[1e-3, 1e-1], k_grid=[1, 3], cv=3, max_iter=30, random_state=0).fit(X, y)
+    info = est.fit_info()
+    assert info["mu"] in (1e-3, 1e-1) and info["selected_k"] in (1, 3)
+    assert len(info["cv_accuracy"]) == 2
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"mu": 0.0}, "mu must be a finite number > 0"),
+    ({"mu_grid": [1e-3, 0.0]}, "mu_grid must be a non-empty list of finite numbers > 0"),
+    ({"dissimilar": "some"}, "dissimilar must be 'all' or an integer"),
+    ({"n_similar": 0}, "n_similar must be an integer >= 1"),
+    ({"k_grid": [1]}, "k_grid needs mu_grid"),
+])
+def test_bad_parameters_are_named(params, message):
+    X, y = blobs()
+    with pytest.raises(ValueError, match=message):
+        DMLEig(**params).fit(X, y)
