@@ -22,6 +22,7 @@ from . import records
 
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = "dmlbench.key", "dmlbench.kind", "dmlbench.content_hash"
+ARRAYS_ARTIFACT = "arrays.npz"
 
 
 def tracking_uri() -> str:
@@ -174,7 +175,11 @@ def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str
 
 def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
     """Import the split records of record files into MLflow; returns {parent_key: {run_id, children: {job_key: id}}}."""
-    loaded = [record for path in paths for record in records.read(path)]
+    loaded, folder = [], {}
+    for path in paths:
+        for record in records.read(path):
+            loaded.append(record)
+            folder[record["job_key"]] = Path(path).parent
     if not loaded:
         raise ValueError("no result records to ingest")
     experiment = experiment or loaded[0]["benchmark"]
@@ -216,6 +221,8 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
             _log(mlclient, run_id, {**_split_metrics(record), **fit_metrics},
                  _flat_params(record), tags, {**fit_histories, **curves})
             _log_record_artifact(mlclient, run_id, record)
+            if "arrays" in record:
+                _log_arrays_artifact(mlclient, run_id, folder[key], record["arrays"])
             mlclient.set_terminated(run_id)
             counts["updated" if run else "created"] += 1
             children[key] = run_id
@@ -229,4 +236,20 @@ def _log_record_artifact(mlclient, run_id: str, record: dict) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "record.json"
         path.write_text(json.dumps(record, indent=2, sort_keys=True))
+        mlclient.log_artifact(run_id, str(path))
+
+
+def _log_arrays_artifact(mlclient, run_id: str, folder: Path, entry: dict) -> None:
+    """The split's arrays (.npz next to its record file) as the run's artifact `arrays.npz`."""
+    import hashlib
+    import shutil
+
+    source = folder / entry["file"]
+    if not source.exists():
+        raise FileNotFoundError(f"arrays file {source} named by a record is missing; rerun its job")
+    if hashlib.sha256(source.read_bytes()).hexdigest() != entry["sha256"]:
+        raise ValueError(f"arrays file {source} does not match its record (sha256); rerun its job")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ARRAYS_ARTIFACT
+        shutil.copyfile(source, path)
         mlclient.log_artifact(run_id, str(path))

@@ -5,7 +5,7 @@
     dist, ind = est.kneighbors(X_query, n_neighbors=10)
 """
 
-from . import baselines, euclidean  # noqa: F401  (registration side effects)
+from . import baselines, euclidean, nca, nca_fast  # noqa: F401  (registration side effects)
 from .registry import REGISTRY, get, make, register
 
 __all__ = ["REGISTRY", "get", "make", "register"]

@@ -25,7 +25,8 @@ def _fit_metric_learn(name: str, learner, X, y):
             learner.fit(X, y)
         except (ValueError, IndexError) as err:
             raise ValueError(f"{name} (metric-learn) could not be fitted: {err}") from err
-    return learner.components_
+    # low-rank RCA takes eigenvectors with np.linalg.eig: real in exact arithmetic, complex dtype
+    return np.real(learner.components_)
 
 
 @register("lmnn")
@@ -175,14 +176,18 @@ class LDA(LinearMetric):
         self.shrinkage = shrinkage
 
     def _learn_components(self, X, y):
-        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-
         limit = min(np.unique(y).size - 1, X.shape[1])
         _check_n_components("lda", self.n_components, limit)
-        lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage=self.shrinkage,
-                                         n_components=self.n_components).fit(X, y)
         r = self.n_components or limit
-        return lda.scalings_[:, :r].T
+        return lda_scalings(X, y, self.shrinkage)[:, :r].T
+
+
+def lda_scalings(X, y, shrinkage=None) -> np.ndarray:
+    """All D generalised eigenvectors of (S_B, S_W) as columns, by decreasing eigenvalue
+    (scikit-learn's eigen solver; the first C - 1 are the discriminant directions)."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    return LinearDiscriminantAnalysis(solver="eigen", shrinkage=shrinkage).fit(X, y).scalings_
 
 
 def _check_n_components(name: str, n_components, limit: int) -> None:
