@@ -7,7 +7,11 @@ from sklearn.base import clone
 from dmlbench.methods import REGISTRY, make
 
 FAST = {"lmnn": {"max_iter": 10, "min_iter": 2}, "itml": {"max_iter": 20},
-        "mmc": {"max_iter": 5, "max_proj": 100}}
+        "mmc": {"max_iter": 5, "max_proj": 100},
+        "nca": {"max_iter": 10}, "nca_ss": {"max_iter": 10, "n_samples": 40},
+        "nca_mb": {"max_iter": 10, "batch_size": 20}, "nca_sl": {"max_iter": 10},
+        "nca_sl_kd": {"max_iter": 5}, "nca_cs": {"max_iter": 10},
+        "nca_cs_back": {"max_iter": 10}}
 
 
 def toy(seed=0, n=60, d=4):

@@ -49,19 +49,27 @@ def test_mlflow_has_one_parent_per_dataset_and_method(smoke_run):
     splits = mlflow.search_runs(experiment_names=["smoke"],
                                 filter_string="tags.`dmlbench.kind` = 'split'")
     assert len(splits) == 2 * len(expected)
+    nca = splits[splits["tags.dmlbench.method"] == "nca"]
+    client = mlflow.tracking.MlflowClient(env["MLFLOW_TRACKING_URI"])
+    for run_id in nca["run_id"]:
+        assert "arrays.npz" in {a.path for a in client.list_artifacts(run_id)}
+    assert all(len(client.get_metric_history(r, "fit.objective")) >= 1 for r in nca["run_id"])
 
 
 def test_records_and_report_exist(smoke_run):
     work, _ = smoke_run
     from dmlbench import records
 
+    smoke = yaml.safe_load((work / "config/smoke.yaml").read_text())
     files = sorted((work / "results/smoke/runs").glob("*/*/part*.json"))
-    assert len(files) == 8
+    assert len(files) == len(smoke["datasets"]) * len(smoke["methods"])
     assert all(len(records.read(f)) == 2 for f in files)
     html = (work / "reports/smoke/index.html").read_text()
     for heading in ("Leaderboard", "Test accuracy", "Average error over data sets", "Hubness",
-                    "Time and memory"):
+                    "Time and memory", "NCA and its fast variants"):
         assert heading in html
+    assert (work / "reports/smoke/figures/nca_time_accuracy.png").exists()
+    assert (work / "reports/smoke/figures/nca_projection_iris.png").exists()
     assert list((work / "reports/smoke/figures").glob("*.png"))
     assert not list(work.rglob("*.tmp")), "a temporary file was left behind"
 

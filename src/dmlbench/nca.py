@@ -78,8 +78,9 @@ def default_chunk(n: int) -> int:
 def squared_distances(Zq: np.ndarray, Z: np.ndarray, sq: np.ndarray | None = None) -> np.ndarray:
     """||zq_i - z_k||^2 for all pairs (BLAS form, clipped at 0)."""
     sq = np.einsum("ij,ij->i", Z, Z) if sq is None else sq
-    D2 = np.einsum("ij,ij->i", Zq, Zq)[:, None] + sq[None, :]
-    D2 -= 2.0 * (Zq @ Z.T)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: inf or NaN, caught by callers
+        D2 = np.einsum("ij,ij->i", Zq, Zq)[:, None] + sq[None, :]
+        D2 -= 2.0 * (Zq @ Z.T)
     np.maximum(D2, 0.0, out=D2)
     return D2
 

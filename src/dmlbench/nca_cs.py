@@ -109,7 +109,9 @@ def _log_background(A, Zq, bg: Background):
             raise np.linalg.LinAlgError("A Sigma_c A^T is not positive definite")
         U = Zq - A @ bg.means[c]
         V = U @ S_inv
-        logs[:, c] = (np.log(bg.beta[c] * bg.counts[c]) - 0.5 * np.einsum("ij,ij->i", U, V)
+        with np.errstate(divide="ignore"):  # beta = 0: log 0 = -inf, no background
+            weight = np.log(bg.beta[c] * bg.counts[c])
+        logs[:, c] = (weight - 0.5 * np.einsum("ij,ij->i", U, V)
                       - 0.5 * (logdet + d * np.log(2 * np.pi)))
         parts.append((B, S_inv, V))
     return logs, parts

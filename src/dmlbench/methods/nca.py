@@ -125,6 +125,7 @@ class NCAFamily(LinearMetric):
                 return float(np.nanmean(np.nan_to_num(scores[np.arange(y_val.size), y_val])))
         self._monitor = Monitor(validation, self.patience)
         A0 = self._initial(X_fit, y_fit, rng)
+        self.init_components_ = A0
         self._fit_data = (X_fit, y_fit)
         A = self._optimise(A0, X_fit, y_fit, rng)
         mon = self._monitor
@@ -149,7 +150,7 @@ class NCAFamily(LinearMetric):
     def _check(self, X, y) -> None:
         self._n_components(X.shape[1])
         counts = np.bincount(y)
-        single = [self.classes_[c] for c in np.flatnonzero(counts < 2)]
+        single = self.classes_[np.flatnonzero(counts < 2)].tolist()
         if single:
             raise ValueError(
                 f"class(es) {single} have a single training sample; NCA needs two per class "
@@ -198,7 +199,7 @@ class NCAFamily(LinearMetric):
                 raise ValueError("init='identity' needs n_components = D")
             A0 = np.eye(D)
         elif init == "pca":
-            A0 = _pca_whitened(X, d)
+            A0 = _pca_whitened(X, y, d)
         elif init == "lda":
             A0 = _lda_directions(X, y, d)
         else:
@@ -326,23 +327,24 @@ class NCAFamily(LinearMetric):
         self.rule_fallback_share_ = float(lost.mean())
         return self.classes_[pred]
 
-    def train_score(self) -> float:
-        """f(A) / N of the fitted model on the data it was fitted on (the thesis' "train score")."""
+    def model_objective(self, A=None) -> float:
+        """f(A) / N of the method's model (unregularised) on the data it is fitted on; default A:
+        the fitted one, i.e. the thesis' "train score"."""
         X, y = self._fit_data
-        f, _ = self._batch_objective(self.components_, X, y, reg=0.0)
+        f, _ = self._batch_objective(self.components_ if A is None else A, X, y, reg=0.0)
         return f / X.shape[0]
 
     def extra_metrics(self, X_test, y_test) -> dict:
         acc = float(np.mean(self.predict_nca_rule(X_test) == np.asarray(y_test)))
         return {"accuracy_nca_rule": acc, "nca_rule_fallback_share": self.rule_fallback_share_,
-                "nca_train_score": self.train_score()}
+                "nca_train_score": self.model_objective()}
 
 
-def _pca_whitened(X, d):
+def _pca_whitened(X, y, d):
     """Eq. 3.15: the top d principal directions scaled by 1/sqrt(eigenvalue) (S^(-1/2))."""
     from .baselines import PCA
 
-    W = PCA(n_components=d).fit(X, None).components_
+    W = PCA(n_components=d).fit(X, y).components_
     var = (X - X.mean(axis=0)) @ W.T
     scale = np.sqrt(np.maximum(var.var(axis=0), np.finfo(float).eps))
     return W / scale[:, None]

@@ -157,3 +157,9 @@ def cost(ctx: Context) -> Section:
 
 
 BUILDERS = [leaderboard, accuracy, average_error, hubness, cost]
+
+
+# method families' own sections (their modules import this one, hence at the end)
+from . import nca as _nca  # noqa: E402
+
+BUILDERS.append(_nca.section)
