@@ -49,6 +49,16 @@ def test_errors_name_the_key(mutate, key, message):
     assert message in str(err.value)
 
 
+def test_max_repeats_caps_every_protocol():
+    cfg = copy.deepcopy(GOOD)
+    cfg["datasets"]["wine"]["protocol"] = {"kind": "holdout", "repeats": 40}
+    cfg["max_repeats"] = 3
+    cfg = check(cfg)
+    assert config.dataset_protocol(cfg, "wine")["repeats"] == 3
+    assert config.dataset_protocol(cfg, "iris")["repeats"] == 3
+    assert {j.splits for j in config.jobs(cfg)} == {(0, 1, 2)}
+
+
 def test_splits_per_job_batches_splits():
     cfg = copy.deepcopy(GOOD)
     cfg["splits_per_job"] = 3
@@ -70,7 +80,8 @@ def test_parent_key_changes_with_method_params_only_for_that_method():
             != config.job_spec(b, "iris", "lmnn", [0])["parent_key"])
 
 
-@pytest.mark.parametrize("path", ["config/config.yaml", "config/smoke.yaml"])
+@pytest.mark.parametrize("path", ["config/config.yaml", "config/smoke.yaml",
+                                  "config/repro/oneata-2011.yaml"])
 def test_shipped_configs_are_valid(path):
     from conftest import REPO
 

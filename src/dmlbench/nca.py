@@ -125,28 +125,34 @@ def objective(A, X, y, rows=None, reg=0.0, chunk_size: int | None = None):
     """
     A, X, y = check_inputs(A, X, y)
     n = X.shape[0]
+    every = rows is None
     rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.intp)
     Z = project(A, X)
     sq = np.einsum("ij,ij->i", Z, Z)
+    _, codes = np.unique(y, return_inverse=True)
+    onehot = np.zeros((n, codes.max() + 1))
+    onehot[np.arange(n), codes] = 1.0
     Y = np.zeros_like(Z)
     f = 0.0
     step = chunk_size or default_chunk(n)
     for start in range(0, rows.size, step):
         I = rows[start:start + step]
-        D2 = squared_distances(Z[I], Z, sq)
-        D2[np.arange(I.size), I] = np.inf
-        L = D2.min(axis=1)
+        K = squared_distances(Z[I], Z, sq)
+        K[np.arange(I.size), I] = np.inf
+        L = K.min(axis=1)
         if not np.all(np.isfinite(L)):
             raise NonFiniteObjective("squared distances overflow: A exploded")
-        D2 -= L[:, None]
-        K = np.exp(-D2, out=D2)  # p_ik up to the row sum; exp(-inf) = 0 on the diagonal
-        same = y[I][:, None] == y[None, :]
-        P = K / K.sum(axis=1, keepdims=True)
-        p = np.where(same, P, 0.0).sum(axis=1)
+        K -= L[:, None]
+        np.exp(-K, out=K)  # exp(-inf) = 0 on the diagonal
+        K /= K.sum(axis=1, keepdims=True)  # now p_ik
+        p = (K @ onehot)[np.arange(I.size), codes[I]]
         f += float(p.sum())
-        C = P * p[:, None]
-        C[same] -= P[same]
-        accumulate_dense(Y, Z, I, C)
+        K *= p[:, None] - (codes[I][:, None] == codes[None, :])  # now c_ik
+        if every and I.size == n:  # one block: Y = diag(r + col) Z - (C + C^T) Z, one product
+            K += K.T
+            Y += K.sum(axis=1)[:, None] * Z - K @ Z
+        else:
+            accumulate_dense(Y, Z, I, K)
     grad = 2.0 * (Y.T @ X)
     return regularise(A, f, grad, reg)
 

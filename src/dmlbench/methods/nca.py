@@ -336,8 +336,10 @@ class NCAFamily(LinearMetric):
 
     def extra_metrics(self, X_test, y_test) -> dict:
         acc = float(np.mean(self.predict_nca_rule(X_test) == np.asarray(y_test)))
+        visited = self._monitor.visited
         return {"accuracy_nca_rule": acc, "nca_rule_fallback_share": self.rule_fallback_share_,
-                "nca_train_score": self.model_objective()}
+                "nca_train_score": self.model_objective(),
+                "nca_visited_fraction": float(np.mean(visited)) if visited else 1.0}
 
 
 def _pca_whitened(X, y, d):
