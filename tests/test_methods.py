@@ -97,6 +97,21 @@ def test_rca_whole_class_chunklets_whiten_the_within_class_covariance():
     np.testing.assert_allclose(within, np.eye(3), atol=1e-8)
 
 
+def test_low_rank_rca_is_the_whitened_leading_generalised_eigenspace():
+    from scipy.linalg import eigh
+
+    from dmlbench import data
+
+    ds = data.build("wine")
+    X, y = (ds.X - ds.X.mean(axis=0)) / ds.X.std(axis=0), ds.y
+    L = make("rca", {"n_components": 2}).fit(X, y).components_
+    centred = X - np.stack([X[y == c].mean(axis=0) for c in range(3)])[y]
+    S_w, S_t = np.cov(centred.T, bias=True), np.cov(X.T)
+    _, V = eigh(S_t, S_w)  # V^T S_w V = I, ascending eigenvalues
+    V = V[:, -2:]
+    np.testing.assert_allclose(L.T @ L, V @ V.T, atol=1e-8)
+
+
 def test_lda_and_pca_distances_equal_scikit_learn_transforms():
     from sklearn.decomposition import PCA
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis

@@ -97,8 +97,17 @@ class RCA(LinearMetric):
         import metric_learn
 
         if self.chunk_size is None:
-            learner = metric_learn.RCA(n_components=self.n_components)
-            return _fit_metric_learn("rca", learner, X, y)
+            whiten = _fit_metric_learn("rca", metric_learn.RCA(), X, y)
+            if self.n_components is None or self.n_components >= whiten.shape[0]:
+                return whiten
+            # metric-learn's low-rank branch mixes complex eigenvectors (NaN on wine, segment);
+            # the same metric: whiten, then keep the d leading principal directions (the top
+            # generalised eigenvectors of total vs within-class covariance), whitened already
+            from sklearn.decomposition import PCA as SkPCA
+
+            _check_n_components("rca", self.n_components, whiten.shape[0])
+            pca = SkPCA(n_components=self.n_components, svd_solver="full").fit(X @ whiten.T)
+            return pca.components_ @ whiten
         learner = metric_learn.RCA_Supervised(
             n_components=self.n_components, n_chunks=self.n_chunks, chunk_size=self.chunk_size,
             random_state=self.random_state)

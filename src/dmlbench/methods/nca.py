@@ -206,6 +206,10 @@ class NCAFamily(LinearMetric):
             from .baselines import RCA
 
             A0 = RCA(n_components=d).fit(X, y).components_
+            if A0.shape[0] < d:
+                raise ValueError(f"the RCA start has only {A0.shape[0]} directions (singular "
+                                 f"within-class covariance), fewer than n_components = {d}; "
+                                 "use init='pca' or fewer components")
         A0 = np.array(A0, dtype=float)
         try:
             nca.project(A0, X)
