@@ -130,11 +130,12 @@ def magic_part(quick: bool) -> None:
     X, y, X_test, y_test = split("magic", ["zscore"], limit=limit)
     print(f"\n[2] magic: {len(y)} training / {len(y_test)} test points, D = 10, d = 5"
           + (" (quick: a stratified subset)" if quick else ""))
-    full_iter = 15 if quick else 40
+    full_iter = 15 if quick else 30
     variants = {
         "nca": {"optimizer": "cg", "max_iter": full_iter},
         "nca_ss": {"n_samples": 1000 if quick else 3000},
-        "nca_mb": {"batch_size": 500 if quick else 2000, "max_iter": 150, "eval_every": 1},
+        "nca_mb": {"batch_size": 500 if quick else 2000, "t0": 100.0, "max_iter": 150,
+                   "eval_every": 1},
         "nca_sl": {"batch_size": 50, "max_iter": 600 if quick else 3000, "eval_every": 20},
         "nca_sl_kd": {"batch_size": 50, "epsilon_max": 0.1, "max_iter": 300 if quick else 1500,
                       "eval_every": 20},

@@ -122,7 +122,7 @@ class NCAFamily(LinearMetric):
         if X_val is not None:
             def validation(A):
                 scores = self._class_scores(A, X_fit, y_fit, X_val)
-                return float(np.nanmean(np.nan_to_num(scores[np.arange(y_val.size), y_val])))
+                return float(np.mean(np.nan_to_num(scores[np.arange(y_val.size), y_val])))
         self._monitor = Monitor(validation, self.patience)
         A0 = self._initial(X_fit, y_fit, rng)
         self.init_components_ = A0
