@@ -85,7 +85,7 @@ class StochasticNCA(NCAFamily):
 
     def _sgd(self, A, X, y, rng):
         mon = self._monitor
-        t, recent = 0, []
+        t, recent, last_finite = 0, [], A
         while True:
             stepped = False
             for batch in self._batches(A, X, y, rng):
@@ -95,7 +95,8 @@ class StochasticNCA(NCAFamily):
                     f, g = self._step(A, X, y, batch)
                 except nca.NonFiniteObjective:
                     mon.stop_reason = "non-finite objective (A exploded); kept the last finite A"
-                    return A
+                    return last_finite
+                last_finite = A
                 A = A + self.eta / (t + self.t0) * g
                 t += 1
                 mon.n_iter = t
