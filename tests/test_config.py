@@ -50,6 +50,16 @@ def test_errors_name_the_key(mutate, key, message):
     assert message in str(err.value)
 
 
+def test_max_repeats_caps_every_protocol():
+    cfg = copy.deepcopy(GOOD)
+    cfg["datasets"]["wine"]["protocol"] = {"kind": "holdout", "repeats": 40}
+    cfg["max_repeats"] = 3
+    cfg = check(cfg)
+    assert config.dataset_protocol(cfg, "wine")["repeats"] == 3
+    assert config.dataset_protocol(cfg, "iris")["repeats"] == 3
+    assert {j.splits for j in config.jobs(cfg)} == {(0, 1, 2)}
+
+
 def test_splits_per_job_batches_splits():
     cfg = copy.deepcopy(GOOD)
     cfg["splits_per_job"] = 3

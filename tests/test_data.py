@@ -24,6 +24,7 @@ EXPECTED = {
     "housevotes": (232, 16, [124, 108]),  # democrat, republican (complete rows only)
     "segment": (2310, 18, [330] * 7),
     "satimage": (6435, 36, [1533, 703, 1358, 626, 707, 1508]),
+    "magic": (19020, 10, [12332, 6688]),  # gamma, hadron
     "balance-scale": (625, 4, [49, 288, 288]),  # B, L, R
     "monks-1-432": (432, 6, [216, 216]),  # monks.names: the test sets' class balance
     "monks-2-432": (432, 6, [290, 142]),

@@ -8,6 +8,10 @@ from dmlbench.methods import REGISTRY, make
 
 FAST = {"lmnn": {"max_iter": 10, "min_iter": 2}, "itml": {"max_iter": 20},
         "mmc": {"max_iter": 5, "max_proj": 100}, "dml_eig": {"max_iter": 20},
+        "nca": {"max_iter": 10}, "nca_ss": {"max_iter": 10, "n_samples": 40},
+        "nca_mb": {"max_iter": 10, "batch_size": 20}, "nca_sl": {"max_iter": 10},
+        "nca_sl_kd": {"max_iter": 5}, "nca_cs": {"max_iter": 10},
+        "nca_cs_back": {"max_iter": 10},
         "rmvem": {"m_grid": [5, 8]}, "rmle": {"m_grid": [5, 8]},
         "minivenn": {"m_grid": [5, 8], "rho_grid": [0.0, 1.0]},
         "klhp": {"K_grid": [1, 3], "lam_grid": [0.0, 1.0]}}
@@ -105,6 +109,21 @@ def test_rca_whole_class_chunklets_whiten_the_within_class_covariance():
     Z = est.transform(X)
     within = sum(np.cov(Z[y == c].T, bias=True) * np.sum(y == c) for c in range(3)) / len(y)
     np.testing.assert_allclose(within, np.eye(3), atol=1e-8)
+
+
+def test_low_rank_rca_is_the_whitened_leading_generalised_eigenspace():
+    from scipy.linalg import eigh
+
+    from dmlbench import data
+
+    ds = data.build("wine")
+    X, y = (ds.X - ds.X.mean(axis=0)) / ds.X.std(axis=0), ds.y
+    L = make("rca", {"n_components": 2}).fit(X, y).components_
+    centred = X - np.stack([X[y == c].mean(axis=0) for c in range(3)])[y]
+    S_w, S_t = np.cov(centred.T, bias=True), np.cov(X.T)
+    _, V = eigh(S_t, S_w)  # V^T S_w V = I, ascending eigenvalues
+    V = V[:, -2:]
+    np.testing.assert_allclose(L.T @ L, V @ V.T, atol=1e-8)
 
 
 def test_lda_and_pca_distances_equal_scikit_learn_transforms():

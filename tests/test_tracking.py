@@ -105,3 +105,46 @@ def test_fit_info_and_curves_become_metrics_histories_and_tags(mlflow_uri, recor
     mean = client.get_metric_history(parent, "curve.accuracy_by_dim")
     assert sorted((m.step, m.value) for m in mean) == [(0, 0.375), (1, 0.5)]
 
+
+def test_method_arrays_go_from_the_job_to_mlflow_and_back(mlflow_uri, tmp_path):
+    """A d = 2 metric's test embedding: .npz beside the record -> MLflow artifact -> report."""
+    import numpy as np
+
+    from dmlbench.report import runs
+
+    cfg = copy.deepcopy(CFG)
+    cfg["methods"] = {"nca": {"params": {"n_components": 2, "max_iter": 5}},
+                      "rca": None}  # rca keeps 4 components: no arrays
+    cfg["data"] = {"cache": str(tmp_path / "cache")}
+    cfg = config.check(cfg)
+    ds = data.ensure("iris", cfg["data"]["cache"])
+    protocol = config.dataset_protocol(cfg, "iris")
+    protocols.save_splits(config.split_path(cfg, "iris"),
+                          protocols.make_splits(ds.y, protocol, 0), protocol, 0, ds.meta["sha256"])
+    paths = []
+    for j in config.jobs(cfg):
+        spec = config.job_spec(cfg, j.dataset, j.method, j.splits)
+        path = tmp_path / "runs" / f"{j.method}.json"
+        records.write(path, job.run(spec, progress=False, record_path=path))
+        paths.append(path)
+    nca_records = records.read(paths[0])
+    assert all("arrays" not in r for r in records.read(paths[1]))
+    entry = nca_records[1]["arrays"]
+    assert entry["file"] == "nca.arrays/split1.npz"
+    assert entry["names"] == ["test_embedding", "test_labels"]
+    summary = tracking.ingest(paths)
+    run_id = summary["parents"][nca_records[1]["parent_key"]]["children"][nca_records[1]["job_key"]]
+    arrays = runs.split_arrays(run_id)
+    with np.load(tmp_path / "runs" / entry["file"]) as saved:
+        np.testing.assert_array_equal(arrays["test_embedding"], saved["test_embedding"])
+    assert arrays["test_embedding"].shape == (nca_records[1]["split"]["n_test"], 2)
+    rca_run = next(iter(summary["parents"][records.read(paths[1])[0]["parent_key"]]
+                        ["children"].values()))
+    assert runs.split_arrays(rca_run) is None
+    # a stale arrays file (changed after its record was written) is refused at ingest
+    np.savez(tmp_path / "runs" / entry["file"], test_embedding=np.zeros((3, 2)))
+    doc = json.loads(paths[0].read_text())
+    doc["records"][1]["metrics"]["accuracy_k1"] = 0.0  # force a re-log of that run
+    paths[0].write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="does not match its record"):
+        tracking.ingest(paths)

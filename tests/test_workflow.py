@@ -22,6 +22,11 @@ def test_mlflow_has_one_parent_per_dataset_and_method(smoke_run):
     splits = mlflow.search_runs(experiment_names=["smoke"],
                                 filter_string="tags.`dmlbench.kind` = 'split'")
     assert len(splits) == 2 * len(expected)
+    nca = splits[splits["tags.dmlbench.method"] == "nca"]
+    client = mlflow.tracking.MlflowClient(env["MLFLOW_TRACKING_URI"])
+    for run_id in nca["run_id"]:
+        assert "arrays.npz" in {a.path for a in client.list_artifacts(run_id)}
+    assert all(len(client.get_metric_history(r, "fit.objective")) >= 1 for r in nca["run_id"])
 
 
 def test_records_and_report_exist(smoke_run):
@@ -39,6 +44,10 @@ def test_records_and_report_exist(smoke_run):
         assert heading in html
     for figure in ("sweep_k1.png", "loss_vs_rank_i_mfa.png"):
         assert figure in html and (work / "reports/smoke/figures" / figure).exists()
+    for heading in ("NCA and its fast variants",):
+        assert heading in html
+    assert (work / "reports/smoke/figures/nca_time_accuracy.png").exists()
+    assert (work / "reports/smoke/figures/nca_projection_iris.png").exists()
     assert list((work / "reports/smoke/figures").glob("*.png"))
     assert (work / "reports/smoke/figures/nk_distribution_n5.png").exists()
     assert not list(work.rglob("*.tmp")), "a temporary file was left behind"

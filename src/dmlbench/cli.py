@@ -110,7 +110,7 @@ def _run(args) -> None:
     from . import job, records
 
     spec = json.loads(args.job)
-    split_records = job.run(spec, threads=args.threads, progress=True)
+    split_records = job.run(spec, threads=args.threads, progress=True, record_path=args.out)
     records.write(args.out, split_records)
     for record in split_records:
         acc = {k: round(v, 4) for k, v in record["metrics"].items() if k.startswith("accuracy")}

@@ -123,7 +123,12 @@ def dataset_name(config: dict, label: str) -> str:
 
 
 def dataset_protocol(config: dict, label: str) -> dict:
-    return config["datasets"][label].get("protocol") or config["protocol"]
+    """The data set's protocol; `max_repeats` (quick runs) caps its repeats."""
+    protocol = dict(config["datasets"][label].get("protocol") or config["protocol"])
+    cap = config.get("max_repeats")
+    if cap and protocol["kind"] in ("holdout", "kfold"):
+        protocol["repeats"] = min(int(protocol.get("repeats", 1)), int(cap))
+    return protocol
 
 
 def dataset_preprocess(config: dict, label: str) -> list:

@@ -3,11 +3,16 @@ fit -> evaluate -> result record. Records are the source of truth; MLflow only i
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
+import numpy as np
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from . import config, data, preprocess, protocols, records
 from .evaluate import PeakMemory, evaluate, stopwatch
+from .files import write_npz
 from .methods import registry as method_registry
 
 
@@ -26,8 +31,11 @@ def build_estimator(spec: dict, split: int):
     return method_registry.make(m["name"], params), params
 
 
-def run_split(spec: dict, dataset, index: int, threads: int, progress: bool) -> dict:
-    """Preprocess, fit and evaluate split `index`; return its record."""
+def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
+              record_path: str | Path | None = None) -> dict:
+    """Preprocess, fit and evaluate split `index`; return its record. With `record_path` (the
+    record file the job will write), the method's `artifacts` go to
+    `<record stem>.arrays/split<index>.npz` and the record names that file."""
     split, info = protocols.load_split(spec["split_file"], index)
     if info["dataset_sha256"] != dataset.meta["sha256"]:
         raise ValueError(
@@ -47,14 +55,29 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool) -> 
                            train_hubness=spec.get("train_hubness", False),
                            sweep=spec.get("dimension_sweep", False))
     key = config.job_key(spec["parent_key"], index)
-    return records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
-                         threads)
+    record = records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
+                           threads)
+    arrays = est.artifacts(X_test, y_test) if record_path is not None else {}
+    if arrays:
+        record["arrays"] = save_arrays(Path(record_path), index, arrays)
+    return record
 
 
-def run(spec: dict, threads: int = 1, progress: bool = True) -> list[dict]:
-    """Run every split of the job described by `spec` (`dmlbench.config.job_spec`)."""
+def save_arrays(record_path: Path, index: int, arrays: dict) -> dict:
+    """Write a split's arrays next to the record file; the record's `arrays` entry."""
+    relative = f"{record_path.stem}.arrays/split{index}.npz"
+    path = record_path.parent / relative
+    write_npz(path, **{name: np.asarray(value) for name, value in arrays.items()})
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return {"file": relative, "sha256": digest, "names": sorted(arrays)}
+
+
+def run(spec: dict, threads: int = 1, progress: bool = True,
+        record_path: str | Path | None = None) -> list[dict]:
+    """Run every split of the job described by `spec` (`dmlbench.config.job_spec`); arrays are
+    kept only when the path of the record file to be written is given."""
     dataset = data.load(spec["dataset"]["name"], spec["cache"])
     label = f"{spec['dataset']['label']} / {spec['method']['label']}"
-    return [run_split(spec, dataset, index, threads, progress)
+    return [run_split(spec, dataset, index, threads, progress, record_path)
             for index in tqdm(spec["splits"], desc=label, unit="split", disable=not progress,
                               mininterval=1.0)]

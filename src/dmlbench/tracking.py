@@ -27,6 +27,7 @@ DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = "dmlbench.key", "dmlbench.kind", "dmlbench.content_hash"
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest
 LAYOUT_VERSION = 2
+ARRAYS_ARTIFACT = "arrays.npz"
 
 
 def tracking_uri() -> str:
@@ -222,7 +223,11 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
     """Import the split records of record files (and MVCE validation files, see
     `_ingest_validation`) into MLflow; returns {"parents": {parent_key: {run_id, children:
     {job_key: id}}}, "validation": {key: run_id}, ...}."""
-    loaded = [record for path in paths for record in records.read(path)]
+    loaded, folder = [], {}
+    for path in paths:
+        for record in records.read(path):
+            loaded.append(record)
+            folder[record["job_key"]] = Path(path).parent
     documents = [read_json(path) for path in validation]
     if not loaded and not documents:
         raise ValueError("no result records to ingest")
@@ -271,6 +276,8 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
             _log(mlclient, run_id, {**_split_metrics(record), **fit_metrics},
                  _flat_params(record), tags, {**fit_histories, **curves})
             _log_record_artifact(mlclient, run_id, record)
+            if "arrays" in record:
+                _log_arrays_artifact(mlclient, run_id, folder[key], record["arrays"])
             mlclient.set_terminated(run_id)
             counts["updated" if run else "created"] += 1
             children[key] = run_id
@@ -333,4 +340,20 @@ def _log_record_artifact(mlclient, run_id: str, record: dict) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "record.json"
         path.write_text(json.dumps(record, indent=2, sort_keys=True))
+        mlclient.log_artifact(run_id, str(path))
+
+
+def _log_arrays_artifact(mlclient, run_id: str, folder: Path, entry: dict) -> None:
+    """The split's arrays (.npz next to its record file) as the run's artifact `arrays.npz`."""
+    import hashlib
+    import shutil
+
+    source = folder / entry["file"]
+    if not source.exists():
+        raise FileNotFoundError(f"arrays file {source} named by a record is missing; rerun its job")
+    if hashlib.sha256(source.read_bytes()).hexdigest() != entry["sha256"]:
+        raise ValueError(f"arrays file {source} does not match its record (sha256); rerun its job")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ARRAYS_ARTIFACT
+        shutil.copyfile(source, path)
         mlclient.log_artifact(run_id, str(path))

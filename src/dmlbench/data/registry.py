@@ -119,6 +119,7 @@ _KEEL_SHA256 = {
     "housevotes": "51b248301bc11b4a368ff9351a1d90d5c6a2de8c3c4b64b8ed1f5fc6100462eb",
     "segment": "dad9654e008437e80abecea27d6293d79a20e1fdbbb7cc30c7dc370e9dbb6034",
     "satimage": "8e7d5263e37bb14dbe49e1a7da24e38fbd0a91b3e9817d59af36852455202110",
+    "magic": "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a",
 }
 
 _MONKS_NOTES = {

@@ -61,6 +61,12 @@ class KNeighborsMethod(BaseEstimator):
         """
         return {}
 
+    def artifacts(self, X_test, y_test) -> dict[str, np.ndarray]:
+        """Arrays worth keeping for the report (the report never refits). The job saves them in
+        an .npz next to its record file and MLflow stores it as the split run's artifact
+        `arrays.npz` (`dmlbench.report.runs.split_arrays` reads it back). Default: none."""
+        return {}
+
 
 class LinearMetric(KNeighborsMethod):
     """A global Mahalanobis metric d(x, y) = ||L x - L y||, L = `components_` (r x D).
@@ -92,3 +98,9 @@ class LinearMetric(KNeighborsMethod):
     def train_kneighbors(self, n_neighbors: int):
         return euclidean_kneighbors(self.embedding_, self.embedding_, n_neighbors,
                                     exclude_self=True)
+
+    def artifacts(self, X_test, y_test) -> dict[str, np.ndarray]:
+        """A two-dimensional metric keeps the test set's embedding (and labels) for scatter plots."""
+        if self.components_.shape[0] != 2:
+            return {}
+        return {"test_embedding": self.transform(X_test), "test_labels": np.asarray(y_test)}

@@ -25,7 +25,8 @@ def _fit_metric_learn(name: str, learner, X, y):
             learner.fit(X, y)
         except (ValueError, IndexError) as err:
             raise ValueError(f"{name} (metric-learn) could not be fitted: {err}") from err
-    return learner.components_
+    # low-rank RCA takes eigenvectors with np.linalg.eig: real in exact arithmetic, complex dtype
+    return np.real(learner.components_)
 
 
 @register("lmnn")
@@ -96,8 +97,17 @@ class RCA(LinearMetric):
         import metric_learn
 
         if self.chunk_size is None:
-            learner = metric_learn.RCA(n_components=self.n_components)
-            return _fit_metric_learn("rca", learner, X, y)
+            whiten = _fit_metric_learn("rca", metric_learn.RCA(), X, y)
+            if self.n_components is None or self.n_components >= whiten.shape[0]:
+                return whiten
+            # metric-learn's low-rank branch mixes complex eigenvectors (NaN on wine, segment);
+            # the same metric: whiten, then keep the d leading principal directions (the top
+            # generalised eigenvectors of total vs within-class covariance), whitened already
+            from sklearn.decomposition import PCA as SkPCA
+
+            _check_n_components("rca", self.n_components, whiten.shape[0])
+            pca = SkPCA(n_components=self.n_components, svd_solver="full").fit(X @ whiten.T)
+            return pca.components_ @ whiten
         learner = metric_learn.RCA_Supervised(
             n_components=self.n_components, n_chunks=self.n_chunks, chunk_size=self.chunk_size,
             random_state=self.random_state)
@@ -175,13 +185,10 @@ class LDA(LinearMetric):
         self.shrinkage = shrinkage
 
     def _learn_components(self, X, y):
-        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-
         limit = min(np.unique(y).size - 1, X.shape[1])
         _check_n_components("lda", self.n_components, limit)
         try:
-            lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage=self.shrinkage,
-                                             n_components=self.n_components).fit(X, y)
+            scalings = lda_scalings(X, y, self.shrinkage)
         except np.linalg.LinAlgError as err:
             raise ValueError(
                 f"lda: the within-class scatter is singular ({err}); e.g. classes with a single "
@@ -189,7 +196,15 @@ class LDA(LinearMetric):
                 "[0, 1]) for this method"
             ) from err
         r = self.n_components or limit
-        return lda.scalings_[:, :r].T
+        return scalings[:, :r].T
+
+
+def lda_scalings(X, y, shrinkage=None) -> np.ndarray:
+    """All D generalised eigenvectors of (S_B, S_W) as columns, by decreasing eigenvalue
+    (scikit-learn's eigen solver; the first C - 1 are the discriminant directions)."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    return LinearDiscriminantAnalysis(solver="eigen", shrinkage=shrinkage).fit(X, y).scalings_
 
 
 def _check_n_components(name: str, n_components, limit: int) -> None:

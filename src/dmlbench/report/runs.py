@@ -40,6 +40,25 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
     return parents.reset_index(drop=True), splits.reset_index(drop=True)
 
 
+def split_arrays(run_id: str) -> dict | None:
+    """The arrays a split run's method kept (its MLflow artifact `arrays.npz`, written by the
+    job next to the record), or None when it kept none."""
+    import tempfile
+
+    import mlflow
+    import numpy as np
+
+    client = tracking.client()
+    if tracking.ARRAYS_ARTIFACT not in {a.path for a in client.list_artifacts(run_id)}:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = mlflow.artifacts.download_artifacts(run_id=run_id,
+                                                   artifact_path=tracking.ARRAYS_ARTIFACT,
+                                                   dst_path=tmp)
+        with np.load(path) as npz:
+            return {name: npz[name] for name in npz.files}
+
+
 def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame

@@ -332,5 +332,6 @@ BUILDERS = [leaderboard, accuracy, average_error, statistics, hubness, cost, cos
 from .boost import boosting_section  # noqa: E402
 from .hubness_study import hubness_study  # noqa: E402
 from .local import local_metrics, mvce_check  # noqa: E402
+from .nca import section as nca_section  # noqa: E402
 
-BUILDERS += [hubness_study, mvce_check, local_metrics, boosting_section]
+BUILDERS += [hubness_study, mvce_check, local_metrics, boosting_section, nca_section]

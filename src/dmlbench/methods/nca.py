@@ -1,0 +1,443 @@
+"""Neighbourhood component analysis (Goldberger et al. 2004) as in Oneata 2011, chapter 3.
+
+`nca` maximises f(A) = sum_i p_i (eq. 3.3) with conjugate gradients or L-BFGS (scipy) or gradient
+ascent with the bold-driver rule (section 3.3.1), from a random, PCA, LDA or RCA start
+(section 3.3.2), optionally with Frobenius regularisation (eq. 3.22), early stopping on a
+held-out part of the training set (figure 3.2) and dimensionality annealing (Algorithm 3.2).
+`NCAFamily` is the shared machinery of NCA and its fast variants (`methods/nca_fast.py`): data
+checks, initialisation, the optimisers, the trace logged in `fit_info()`, and the NCA
+classification rule (eq. 3.25) reported beside k-NN as `accuracy_nca_rule`.
+
+Choices the thesis leaves open, fixed here:
+- The optimisers work on f / N (the expected fraction of correctly classified points, the
+  thesis' "train score"), so learning rates and tolerances do not depend on N; `reg` is the
+  lambda of eq. 3.22 on f itself. The trace `objective` is f / N after each iteration.
+- Random initialisation is A_0 = G / sqrt(D), G standard normal, so that z-scored data project
+  to coordinates of unit scale. PCA initialisation is whitened (S^(-1/2) restricted to the top d
+  directions, eq. 3.15); LDA takes the leading generalised eigenvectors of (S_B, S_W) and, when
+  d > C - 1, the remaining ones of the same scikit-learn fit; RCA is the `rca` baseline
+  (whole-class chunklets: within-class whitening) with `n_components = d`.
+- Early stopping monitors the mean p(c_i | A x_i) of the held-out points against the fitting part
+  (the NCA objective on the cross-validation set); the best A is returned.
+- A class with a single training sample is an error (its p_i is 0 whatever A is): drop such
+  classes with the config's `drop_classes_below`.
+- A non-finite objective (A exploded) stops the optimiser: the last finite iterate is kept and
+  `fit_info()['stop_reason']` says so. The bold driver treats it as a failed step (halves eta).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import nca
+from .base import LinearMetric
+from .registry import register
+
+INITS = ("random", "pca", "lda", "rca", "identity")
+OPTIMIZERS = ("cg", "lbfgs", "bold_driver")
+ANNEAL_SELECT = ("projected_variance", "data_variance", "row_norm")
+
+
+class _Stop(Exception):
+    """Raised inside an optimiser to end it (patience exhausted or non-finite objective)."""
+
+
+class Monitor:
+    """The trace of one fit: objective, validation score, time and visited fraction per logged
+    iteration; keeps the A to return (best validation score, else the latest) and snapshots
+    (elapsed seconds, A) for time-accuracy curves (`history_`)."""
+
+    def __init__(self, validation, patience: int):
+        self.validation, self.patience = validation, patience
+        self.start = time.perf_counter()
+        self.objective, self.val, self.elapsed, self.visited = [], [], [], []
+        self.history = []
+        self.best_A, self.best_score, self.best_time, self.best_iter = None, -np.inf, 0.0, 0
+        self.n_iter, self.since_best, self.stop_reason = 0, 0, "max_iter reached"
+        self.pairs = self.candidates = 0
+
+    def count(self, pairs: int, candidates: int) -> None:
+        self.pairs += pairs
+        self.candidates += candidates
+
+    def log(self, A: np.ndarray, f_mean: float, final_phase: bool = True) -> bool:
+        """Record iteration `n_iter` (already counted); True when patience is exhausted."""
+        now = time.perf_counter() - self.start
+        self.objective.append(float(f_mean))
+        self.elapsed.append(now)
+        self.visited.append(self.pairs / self.candidates if self.candidates else 1.0)
+        self.pairs = self.candidates = 0
+        self.history.append((now, A.copy()))
+        if not final_phase:
+            return False
+        score = self.validation(A) if self.validation is not None else None
+        if score is not None:
+            self.val.append(float(score))
+        if score is None or score > self.best_score:
+            self.best_A, self.best_time, self.best_iter = A.copy(), now, self.n_iter
+            if score is not None:
+                self.best_score, self.since_best = score, 0
+            return False
+        self.since_best += 1
+        if self.since_best >= self.patience:
+            self.stop_reason = f"early stopping: no validation gain in {self.patience} checks"
+            return True
+        return False
+
+
+class NCAFamily(LinearMetric):
+    """Shared machinery of the NCA family; subclasses define `__init__` (their parameters),
+    `_optimise` and, for other models than NCA's Gaussian kernel, `_batch_objective` and
+    `_class_scores`."""
+
+    family = "nca"
+    papers = ("on11",)
+
+    # ---- model hooks (NCA's Gaussian kernel) -------------------------------------------------
+    def _batch_objective(self, A, X, y, rows=None, reg=None):
+        """(f, grad) on f = sum_{i in rows} p_i - reg ||A||^2 (default `self.reg`); counts the
+        visited pairs."""
+        reg = self.reg if reg is None else reg
+        f, g = nca.objective(A, X, y, rows=rows, reg=reg, chunk_size=self.chunk_size)
+        n_rows = X.shape[0] if rows is None else len(rows)
+        self._monitor.count(n_rows * (X.shape[0] - 1), n_rows * (X.shape[0] - 1))
+        return f, g
+
+    def _class_scores(self, A, X, y, Xq):
+        """p(c | A x*) for the queries Xq against the training points (X, y)."""
+        return nca.class_scores(X @ A.T, y, Xq @ A.T, self.classes_.size, self.chunk_size)
+
+    # ---- fit ---------------------------------------------------------------------------------
+    def _learn_components(self, X, y):
+        self.classes_, y = np.unique(y, return_inverse=True)
+        self._check(X, y)
+        rng = np.random.default_rng(self.random_state)
+        self._train = (X, y)
+        X, y = self._fit_subset(X, y, rng)
+        X_fit, y_fit, X_val, y_val = self._holdout(X, y, rng)
+        self._prepare(X_fit, y_fit)
+        validation = None
+        if X_val is not None:
+            def validation(A):
+                scores = self._class_scores(A, X_fit, y_fit, X_val)
+                return float(np.mean(np.nan_to_num(scores[np.arange(y_val.size), y_val])))
+        self._monitor = Monitor(validation, self.patience)
+        A0 = self._initial(X_fit, y_fit, rng)
+        self.init_components_ = A0
+        self._fit_data = (X_fit, y_fit)
+        A = self._optimise(A0, X_fit, y_fit, rng)
+        mon = self._monitor
+        self.n_iter_ = mon.n_iter
+        self.history_ = mon.history
+        return mon.best_A if mon.best_A is not None else A
+
+    def _fit_subset(self, X, y, rng):
+        """The training points the metric is learnt from (all; sub-sampling overrides)."""
+        return X, y
+
+    def _prepare(self, X, y) -> None:
+        """Model statistics fixed before optimisation (the background distribution)."""
+
+    def _n_components(self, D: int) -> int:
+        d = self.n_components if self.n_components is not None else D
+        if not isinstance(d, (int, np.integer)) or not 1 <= d <= D:
+            raise ValueError(f"n_components must be an integer in [1, {D}] (the number of "
+                             f"features), got {self.n_components}")
+        return int(d)
+
+    def _check(self, X, y) -> None:
+        self._n_components(X.shape[1])
+        counts = np.bincount(y)
+        single = self.classes_[np.flatnonzero(counts < 2)].tolist()
+        if single:
+            raise ValueError(
+                f"class(es) {single} have a single training sample; NCA needs two per class "
+                "(p_i of a lone point is 0 for every A). Leave such classes out with "
+                "`drop_classes_below: 3` in the config")
+        if not 0.0 <= self.validation_fraction < 0.5:
+            raise ValueError(f"validation_fraction must be in [0, 0.5), got "
+                             f"{self.validation_fraction}")
+        if self.patience < 1:
+            raise ValueError(f"patience must be >= 1, got {self.patience}")
+        if self.max_iter < 1:
+            raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
+        if self.reg < 0:
+            raise ValueError(f"reg must be >= 0, got {self.reg}")
+        if isinstance(self.init, str) and self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS} or a d x D array, got {self.init!r}")
+
+    def _holdout(self, X, y, rng):
+        """Stratified held-out part for early stopping (each class keeps >= 2 fitting points)."""
+        if not self.validation_fraction:
+            return X, y, None, None
+        val = []
+        for c in range(self.classes_.size):
+            members = rng.permutation(np.flatnonzero(y == c))
+            take = min(int(round(self.validation_fraction * members.size)), members.size - 2)
+            val.extend(members[:max(take, 0)])
+        val = np.sort(np.asarray(val, dtype=np.intp))
+        if val.size == 0:
+            return X, y, None, None
+        fit = np.setdiff1d(np.arange(y.size), val)
+        return X[fit], y[fit], X[val], y[val]
+
+    def _initial(self, X, y, rng, d: int | None = None) -> np.ndarray:
+        """A_0 (d x D) by `init` (section 3.3.2)."""
+        D = X.shape[1]
+        d = d or self._n_components(D)
+        init = self.init
+        if not isinstance(init, str):
+            A0 = np.asarray(init, dtype=float)
+            if A0.shape != (d, D):
+                raise ValueError(f"init array must have shape ({d}, {D}), got {A0.shape}")
+        elif init == "random":
+            A0 = rng.standard_normal((d, D)) / np.sqrt(D)
+        elif init == "identity":
+            if d != D:
+                raise ValueError("init='identity' needs n_components = D")
+            A0 = np.eye(D)
+        elif init == "pca":
+            A0 = _pca_whitened(X, y, d)
+        elif init == "lda":
+            A0 = _lda_directions(X, y, d)
+        else:
+            from .baselines import RCA
+
+            A0 = RCA(n_components=d).fit(X, y).components_
+            if A0.shape[0] < d:
+                raise ValueError(f"the RCA start has only {A0.shape[0]} directions (singular "
+                                 f"within-class covariance), fewer than n_components = {d}; "
+                                 "use init='pca' or fewer components")
+        A0 = np.array(A0, dtype=float)
+        try:
+            nca.project(A0, X)
+        except nca.NonFiniteObjective as err:
+            raise ValueError(f"the initial A ({init if isinstance(init, str) else 'array'}) "
+                             f"gives a non-finite objective: {err}") from None
+        return A0
+
+    # ---- optimisers --------------------------------------------------------------------------
+    def _mean_objective(self, X, y, reg=None):
+        """f / N and its gradient as functions of the flat A (d x D)."""
+        n = X.shape[0]
+
+        def fun(A):
+            f, g = self._batch_objective(A, X, y, reg=reg)
+            return f / n, g / n
+        return fun
+
+    def _full_batch(self, A0, X, y, max_iter=None, final_phase=True, reg=None, optimizer=None):
+        """Maximise f / N from A0 with `optimizer`; every iteration is logged."""
+        fun = self._mean_objective(X, y, reg)
+        optimizer = optimizer or self.optimizer
+        max_iter = max_iter or self.max_iter
+        if optimizer == "bold_driver":
+            return self._bold_driver(A0, fun, max_iter, final_phase)
+        from scipy.optimize import minimize
+
+        shape = A0.shape
+        mon = self._monitor
+        last = {"A": A0}
+
+        def negative(a):
+            try:
+                f, g = fun(a.reshape(shape))
+            except nca.NonFiniteObjective:
+                raise _Stop("non-finite objective (A exploded); kept the last finite iterate")
+            return -f, -g.ravel()
+
+        def callback(intermediate_result):
+            A = intermediate_result.x.reshape(shape)
+            last["A"] = A.copy()
+            mon.n_iter += 1
+            if mon.log(A, -intermediate_result.fun, final_phase):
+                raise StopIteration
+
+        method = {"cg": "CG", "lbfgs": "L-BFGS-B"}[optimizer]
+        try:
+            res = minimize(negative, A0.ravel(), jac=True, method=method, tol=self.tol,
+                           callback=callback, options={"maxiter": max_iter})
+            if final_phase and mon.stop_reason == "max_iter reached" and res.nit < max_iter:
+                mon.stop_reason = f"converged ({res.message})"
+        except _Stop as stop:
+            mon.stop_reason = str(stop)
+        return last["A"]
+
+    def _bold_driver(self, A, fun, max_iter, final_phase):
+        """Gradient ascent with the bold-driver rule (Vogl et al. 1988; section 3.3.1): after an
+        improving step eta *= 1.1, else the step is undone and eta *= 0.5."""
+        mon = self._monitor
+        f, g = fun(A)
+        eta = self.learning_rate
+        for _ in range(max_iter):
+            trial = A + eta * g
+            try:
+                f_new, g_new = fun(trial)
+            except nca.NonFiniteObjective:
+                f_new = -np.inf
+            mon.n_iter += 1
+            if f_new > f:
+                A, gain, f, g = trial, f_new - f, f_new, g_new
+                eta *= 1.1
+            else:
+                gain = None
+                eta *= 0.5
+            if mon.log(A, f, final_phase):
+                break
+            if gain is not None and gain < self.tol:
+                if final_phase:
+                    mon.stop_reason = f"converged (objective gain {gain:.2g} < tol)"
+                break
+            if eta < 1e-12:
+                if final_phase:
+                    mon.stop_reason = "converged (learning rate below 1e-12)"
+                break
+        return A
+
+    def _optimise(self, A0, X, y, rng):
+        return self._full_batch(A0, X, y)
+
+    # ---- results -----------------------------------------------------------------------------
+    def fit_info(self) -> dict:
+        mon = self._monitor
+        info = {
+            "n_components": int(self.components_.shape[0]),
+            "n_iter": int(mon.n_iter),
+            "objective": mon.objective,
+            "trace_time_s": mon.elapsed,
+            "visited_trace": mon.visited,
+            "visited_fraction": float(np.mean(mon.visited)) if mon.visited else 1.0,
+            "time_to_convergence_s": float(mon.best_time),
+            "best_iteration": int(mon.best_iter),
+            "stop_reason": mon.stop_reason,
+        }
+        if mon.val:
+            info["validation_score"] = mon.val
+        return info
+
+    def predict_nca_rule(self, X) -> np.ndarray:
+        """Labels by the NCA rule (eq. 3.25) against the whole training set; a query with no
+        score under the model (compact support, outside every support) gets its 1-NN label."""
+        X_train, y_train = self._train
+        scores = self._class_scores(self.components_, X_train, y_train,
+                                    np.asarray(X, dtype=float))
+        pred = np.nanargmax(np.where(np.isnan(scores), -np.inf, scores), axis=1)
+        lost = np.isnan(scores).any(axis=1)
+        if np.any(lost):
+            _, ind = self.kneighbors(np.asarray(X, dtype=float)[lost], 1)
+            pred[lost] = y_train[ind[:, 0]]
+        self.rule_fallback_share_ = float(lost.mean())
+        return self.classes_[pred]
+
+    def model_objective(self, A=None) -> float:
+        """f(A) / N of the method's model (unregularised) on the data it is fitted on; default A:
+        the fitted one, i.e. the thesis' "train score"."""
+        X, y = self._fit_data
+        f, _ = self._batch_objective(self.components_ if A is None else A, X, y, reg=0.0)
+        return f / X.shape[0]
+
+    def extra_metrics(self, X_test, y_test) -> dict:
+        acc = float(np.mean(self.predict_nca_rule(X_test) == np.asarray(y_test)))
+        visited = self._monitor.visited
+        return {"accuracy_nca_rule": acc, "nca_rule_fallback_share": self.rule_fallback_share_,
+                "nca_train_score": self.model_objective(),
+                "nca_visited_fraction": float(np.mean(visited)) if visited else 1.0}
+
+
+def _pca_whitened(X, y, d):
+    """Eq. 3.15: the top d principal directions scaled by 1/sqrt(eigenvalue) (S^(-1/2))."""
+    from .baselines import PCA
+
+    W = PCA(n_components=d).fit(X, y).components_
+    var = (X - X.mean(axis=0)) @ W.T
+    scale = np.sqrt(np.maximum(var.var(axis=0), np.finfo(float).eps))
+    return W / scale[:, None]
+
+
+def _lda_directions(X, y, d):
+    """Eq. 3.16-3.17: the d leading generalised eigenvectors of (S_B, S_W), as scikit-learn's
+    eigen solver orders them (the `lda` baseline's directions, continued past C - 1)."""
+    from .baselines import lda_scalings
+
+    return lda_scalings(X, y)[:, :d].T
+
+
+def _check_choice(name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+@register("nca")
+class NCA(NCAFamily):
+    """Full NCA (Oneata 2011, chapter 3): `optimizer` cg | lbfgs | bold_driver, `init` random |
+    pca | lda | rca | identity (or a d x D array), `reg` (eq. 3.22), early stopping on a
+    `validation_fraction` of the training set with `patience`, and dimensionality annealing
+    (Algorithm 3.2) with `anneal=True`: from a full-rank start, D - d times the row of A with the
+    least projected variance (`anneal_select`) gets `anneal_steps` increases of its penalty
+    lambda_r by `anneal_delta` x N, each followed by `anneal_cg_iter` conjugate-gradient
+    iterations, and is then removed; `optimizer` then continues from the low-rank A (the
+    thesis' suggested follow-up)."""
+
+    def __init__(self, n_components=None, optimizer="cg", init="rca", max_iter=100, tol=1e-5,
+                 reg=0.0, learning_rate=1.0, validation_fraction=0.0, patience=25,
+                 anneal=False, anneal_steps=5, anneal_delta=0.02, anneal_cg_iter=3,
+                 anneal_select="projected_variance", chunk_size=None, random_state=None):
+        self.n_components = n_components
+        self.optimizer = optimizer
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.reg = reg
+        self.learning_rate = learning_rate
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.anneal = anneal
+        self.anneal_steps = anneal_steps
+        self.anneal_delta = anneal_delta
+        self.anneal_cg_iter = anneal_cg_iter
+        self.anneal_select = anneal_select
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+    def _check(self, X, y):
+        super()._check(X, y)
+        _check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        _check_choice("anneal_select", self.anneal_select, ANNEAL_SELECT)
+        if self.anneal and not isinstance(self.init, str):
+            raise ValueError("anneal=True starts from a full-rank A: give init by name")
+
+    def _initial(self, X, y, rng, d=None):
+        if self.anneal:
+            return super()._initial(X, y, rng, d=X.shape[1])
+        return super()._initial(X, y, rng, d)
+
+    def _optimise(self, A0, X, y, rng):
+        A = A0
+        if self.anneal:
+            A = self._anneal(A0, X, y)
+        return self._full_batch(A, X, y)
+
+    def _anneal(self, A, X, y):
+        """Algorithm 3.2 (its iterations are logged, outside early stopping)."""
+        d, n = self._n_components(X.shape[1]), X.shape[0]
+        lam = np.zeros(A.shape[0])
+        while A.shape[0] > d:
+            if self.anneal_select == "projected_variance":
+                r = int(np.argmin((X @ A.T).var(axis=0)))
+            elif self.anneal_select == "row_norm":
+                r = int(np.argmin(np.linalg.norm(A, axis=1)))
+            else:  # the row weighting most the direction of least data variance
+                evals, evecs = np.linalg.eigh(np.cov(X.T))
+                r = int(np.argmax(np.abs(A @ evecs[:, 0])))
+            for _ in range(self.anneal_steps):
+                lam[r] += self.anneal_delta * n
+                A = self._full_batch(A, X, y, max_iter=self.anneal_cg_iter, final_phase=False,
+                                     reg=lam.copy(), optimizer="cg")
+            A, lam = np.delete(A, r, axis=0), np.delete(lam, r)
+        return A
+
+    def fit_info(self):
+        return {**super().fit_info(), "optimizer": self.optimizer,
+                "init": self.init if isinstance(self.init, str) else "array"}

@@ -1,0 +1,306 @@
+"""The fast NCA variants of Oneata 2011, chapter 4, each a method of its own.
+
+    nca_ss       sub-sampling (section 4.1): full NCA on n points, the metric applied to all
+    nca_mb       mini-batches (Algorithm 4.1): random, FPC (Alg. 4.2) or RPC (Alg. 4.3) batches
+                 formed in the projected space every epoch
+    nca_sl       stochastic learning (Algorithm 4.4): n points against the whole set per step
+    nca_sl_kd    stochastic learning with the k-d-tree approximate class-conditional KDE
+                 (Algorithm 4.6, `dmlbench.nca_kd`)
+    nca_cs       compact-support kernel (eq. 4.16-4.20, `dmlbench.nca_cs`), full batch or SL
+    nca_cs_back  compact support plus a Gaussian background per class (section 4.6)
+
+The stochastic ones take steps A <- A + eta / (t + t0) * grad, t the number of updates so far
+(section 3.3.1) and grad the gradient of the batch's sum of p_i (eq. 4.3; Algorithms 4.1, 4.4),
+and stop after `max_iter` updates or by early stopping: every
+`eval_every` updates the held-out score is checked, `patience` checks without a gain stop the
+fit and the best A is returned (section 5.3.2: 5% held out, patience 25).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import clustering, nca, nca_cs, nca_kd
+from .nca import NCA, NCAFamily, OPTIMIZERS, _check_choice
+from .registry import register
+
+CLUSTERINGS = ("random", "fpc", "rpc")
+
+
+@register("nca_ss")
+class NCASubsample(NCA):
+    """NCA on a random stratified subset of `n_samples` training points (section 4.1); the NCA
+    rule and k-NN then use the whole training set. Other parameters as `nca`."""
+
+    def __init__(self, n_samples=3000, n_components=None, optimizer="cg", init="rca",
+                 max_iter=100, tol=1e-5, reg=0.0, learning_rate=1.0, validation_fraction=0.0,
+                 patience=25, anneal=False, anneal_steps=5, anneal_delta=0.02,
+                 anneal_cg_iter=3, anneal_select="projected_variance", chunk_size=None,
+                 random_state=None):
+        self.n_samples = n_samples
+        super().__init__(n_components, optimizer, init, max_iter, tol, reg, learning_rate,
+                         validation_fraction, patience, anneal, anneal_steps, anneal_delta,
+                         anneal_cg_iter, anneal_select, chunk_size, random_state)
+
+    def _fit_subset(self, X, y, rng):
+        if self.n_samples < 2:
+            raise ValueError(f"n_samples must be >= 2, got {self.n_samples}")
+        if self.n_samples >= y.size:
+            return X, y
+        picked = []
+        for c in range(self.classes_.size):  # proportional, but two per class at least
+            members = np.flatnonzero(y == c)
+            take = max(2, int(round(self.n_samples * members.size / y.size)))
+            picked.extend(rng.choice(members, size=min(take, members.size), replace=False))
+        picked = np.sort(np.asarray(picked))
+        return X[picked], y[picked]
+
+    def fit_info(self):
+        return {**super().fit_info(), "n_samples_used": int(self._fit_data[1].size)}
+
+
+class StochasticNCA(NCAFamily):
+    """Stochastic gradient ascent over batches (Algorithms 4.1 and 4.4)."""
+
+    def _check(self, X, y):
+        super()._check(X, y)
+        if self.batch_size is not None and self.batch_size < 2:
+            raise ValueError(f"batch_size must be >= 2, got {self.batch_size}")
+        if self.eta <= 0 or self.t0 <= 0:
+            raise ValueError(f"eta and t0 must be > 0, got eta={self.eta}, t0={self.t0}")
+        if self.eval_every < 1:
+            raise ValueError(f"eval_every must be >= 1, got {self.eval_every}")
+
+    def _batches(self, A, X, y, rng) -> list[np.ndarray]:
+        """One epoch: groups of `batch_size` points in random order (Algorithm 4.4, line 2)."""
+        order = rng.permutation(y.size)
+        return np.array_split(order, max(1, -(-y.size // self.batch_size)))
+
+    def _step(self, A, X, y, batch):
+        """(sum of p_i over the batch, gradient): the batch's points against the whole set."""
+        return self._batch_objective(A, X, y, rows=batch)
+
+    def _optimise(self, A, X, y, rng):
+        return self._sgd(A, X, y, rng)
+
+    def _sgd(self, A, X, y, rng):
+        mon = self._monitor
+        t, recent, last_finite = 0, [], A
+        while True:
+            stepped = False
+            for batch in self._batches(A, X, y, rng):
+                if batch.size < 2:
+                    continue
+                try:
+                    f, g = self._step(A, X, y, batch)
+                except nca.NonFiniteObjective:
+                    mon.stop_reason = "non-finite objective (A exploded); kept the last finite A"
+                    return last_finite
+                last_finite = A
+                A = A + self.eta / (t + self.t0) * g
+                t += 1
+                mon.n_iter = t
+                stepped = True
+                recent.append(f / batch.size)
+                if t % self.eval_every == 0 or t >= self.max_iter:
+                    if mon.log(A, float(np.mean(recent))):
+                        return A
+                    recent = []
+                if t >= self.max_iter:
+                    return A
+            if not stepped:
+                raise ValueError("every mini-batch has fewer than 2 points: raise batch_size")
+
+    def fit_info(self):
+        return {**super().fit_info(), "batch_size": self.batch_size, "eta": self.eta,
+                "t0": self.t0}
+
+
+@register("nca_mb")
+class NCAMiniBatch(StochasticNCA):
+    """NCA with mini-batches (Algorithm 4.1): each epoch splits the projected training set into
+    batches of at most `batch_size` points by `clustering` (random | fpc | rpc) and takes one
+    step per batch on the NCA objective within the batch."""
+
+    def __init__(self, n_components=None, batch_size=2000, clustering="rpc", eta=1.0, t0=1.0,
+                 max_iter=500, eval_every=1, init="rca", reg=0.0, validation_fraction=0.05,
+                 patience=25, chunk_size=None, random_state=None):
+        self.n_components = n_components
+        self.batch_size = batch_size
+        self.clustering = clustering
+        self.eta = eta
+        self.t0 = t0
+        self.max_iter = max_iter
+        self.eval_every = eval_every
+        self.init = init
+        self.reg = reg
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+    def _check(self, X, y):
+        super()._check(X, y)
+        _check_choice("clustering", self.clustering, CLUSTERINGS)
+
+    def _batches(self, A, X, y, rng):
+        n_batches = max(1, -(-y.size // self.batch_size))
+        if self.clustering == "random":
+            return np.array_split(rng.permutation(y.size), n_batches)
+        Z = X @ A.T
+        if self.clustering == "fpc":
+            return clustering.farthest_point_clustering(Z, n_batches, rng)
+        return clustering.recursive_projection_clustering(Z, self.batch_size, rng)
+
+    def _step(self, A, X, y, batch):
+        return self._batch_objective(A, X[batch], y[batch])
+
+    def fit_info(self):
+        return {**super().fit_info(), "clustering": self.clustering}
+
+
+@register("nca_sl")
+class NCAStochastic(StochasticNCA):
+    """Stochastic learning (Algorithm 4.4): each step moves A along the gradient of the p_i of
+    `batch_size` random points, each against the whole training set (eq. 4.1-4.4)."""
+
+    def __init__(self, n_components=None, batch_size=50, eta=1.0, t0=10.0, max_iter=2000,
+                 eval_every=20, init="rca", reg=0.0, validation_fraction=0.05, patience=25,
+                 chunk_size=None, random_state=None):
+        self.n_components = n_components
+        self.batch_size = batch_size
+        self.eta = eta
+        self.t0 = t0
+        self.max_iter = max_iter
+        self.eval_every = eval_every
+        self.init = init
+        self.reg = reg
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+
+@register("nca_sl_kd")
+class NCAStochasticKD(NCAStochastic):
+    """Stochastic learning with the k-d-tree approximate class-conditional KDE (Algorithm 4.6):
+    the class sums of each step's points are approximated within a relative error
+    `epsilon_max` (trees with leaves of fewer than `leaf_size` points, rebuilt every step in the
+    projected space). The NCA rule and early stopping use the exact kernel sums."""
+
+    def __init__(self, n_components=None, batch_size=50, epsilon_max=0.1, leaf_size=32,
+                 eta=1.0, t0=10.0, max_iter=2000, eval_every=20, init="rca", reg=0.0,
+                 validation_fraction=0.05, patience=25, chunk_size=None, random_state=None):
+        self.epsilon_max = epsilon_max
+        self.leaf_size = leaf_size
+        super().__init__(n_components, batch_size, eta, t0, max_iter, eval_every, init, reg,
+                         validation_fraction, patience, chunk_size, random_state)
+
+    def _check(self, X, y):
+        super()._check(X, y)
+        if self.epsilon_max < 0 or self.leaf_size < 1:
+            raise ValueError(f"epsilon_max must be >= 0 and leaf_size >= 1, got "
+                             f"{self.epsilon_max}, {self.leaf_size}")
+
+    def _batch_objective(self, A, X, y, rows=None, reg=None):
+        reg = self.reg if reg is None else reg
+        f, g, info = nca_kd.objective(A, X, y, rows=rows, epsilon=self.epsilon_max,
+                                      leaf_size=self.leaf_size, reg=reg)
+        self._monitor.count(info["pairs"], info["candidates"])
+        return f, g
+
+    def fit_info(self):
+        return {**super().fit_info(), "epsilon_max": self.epsilon_max}
+
+
+@register("nca_cs")
+class NCACompactSupport(StochasticNCA):
+    """NCA with the compact-support kernel (1 - d^2)^2 (eq. 4.16-4.20): only the pairs inside the
+    support, found by a range search (`search='tree'`), are visited. `optimizer` cg | lbfgs |
+    bold_driver optimises the full objective; 'sgd' is stochastic learning with `batch_size`
+    points per step ("NCA SL CS", Table 5.10)."""
+
+    def __init__(self, n_components=None, optimizer="lbfgs", batch_size=50, eta=1.0, t0=100.0,
+                 max_iter=100, tol=1e-5, learning_rate=1.0, eval_every=20, init="rca",
+                 init_scale=1.0, reg=0.0, validation_fraction=0.0, patience=25, search="tree",
+                 chunk_size=None, random_state=None):
+        self.n_components = n_components
+        self.init_scale = init_scale
+        self.optimizer = optimizer
+        self.batch_size = batch_size
+        self.eta = eta
+        self.t0 = t0
+        self.max_iter = max_iter
+        self.tol = tol
+        self.learning_rate = learning_rate
+        self.eval_every = eval_every
+        self.init = init
+        self.reg = reg
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.search = search
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+    _background = None
+
+    def _check(self, X, y):
+        super()._check(X, y)
+        _check_choice("optimizer", self.optimizer, (*OPTIMIZERS, "sgd"))
+        _check_choice("search", self.search, nca_cs.SEARCHES)
+        if self.optimizer == "sgd" and self.batch_size is None:
+            raise ValueError("optimizer='sgd' needs a batch_size")
+
+    def _initial(self, X, y, rng, d=None):
+        """A_0 of `init` times `init_scale`: the kernel width a of eq. 4.15 is absorbed in A, so
+        this sets the width relative to the data at the start."""
+        if not isinstance(self.init_scale, (int, float)) or self.init_scale <= 0:
+            raise ValueError(f"init_scale must be a positive number, got {self.init_scale!r}")
+        return super()._initial(X, y, rng, d) * self.init_scale
+
+    def _optimise(self, A, X, y, rng):
+        if self.optimizer == "sgd":
+            return self._sgd(A, X, y, rng)
+        return self._full_batch(A, X, y)
+
+    def _batch_objective(self, A, X, y, rows=None, reg=None):
+        reg = self.reg if reg is None else reg
+        f, g, info = nca_cs.objective(A, X, y, rows=rows, reg=reg, background=self._background,
+                                      search=self.search, chunk_size=self.chunk_size)
+        self._monitor.count(info["pairs"], info["candidates"])
+        self._isolated = info["isolated"]
+        return f, g
+
+    def _class_scores(self, A, X, y, Xq):
+        return nca_cs.class_scores(A, X, y, Xq, self.classes_.size, self._background,
+                                   self.search)
+
+    def fit_info(self):
+        info = {**super().fit_info(), "optimizer": self.optimizer}
+        if self.optimizer != "sgd":
+            info.pop("batch_size"), info.pop("eta"), info.pop("t0")
+        return info
+
+    def extra_metrics(self, X_test, y_test):
+        out = super().extra_metrics(X_test, y_test)  # the train score sets _isolated
+        out["nca_isolated_share"] = self._isolated / self._fit_data[1].size
+        return out
+
+
+@register("nca_cs_back")
+class NCACompactSupportBackground(NCACompactSupport):
+    """Compact-support NCA with a Gaussian background per class (section 4.6, eq. 4.22-4.23):
+    mixing weight `beta` (default None: 1/(N_c + 1) per class, the thesis' choice; or a number
+    for every class). Other parameters as `nca_cs`."""
+
+    def __init__(self, n_components=None, beta=None, optimizer="lbfgs", batch_size=50, eta=1.0,
+                 t0=100.0, max_iter=100, tol=1e-5, learning_rate=1.0, eval_every=20,
+                 init="rca", init_scale=1.0, reg=0.0, validation_fraction=0.0, patience=25,
+                 search="tree", chunk_size=None, random_state=None):
+        self.beta = beta
+        super().__init__(n_components, optimizer, batch_size, eta, t0, max_iter, tol,
+                         learning_rate, eval_every, init, init_scale, reg, validation_fraction,
+                         patience, search, chunk_size, random_state)
+
+    def _prepare(self, X, y):
+        self._background = nca_cs.background_model(X, y, self.beta)
