@@ -1,4 +1,7 @@
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -6,6 +9,23 @@ import pytest
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+
+
+def copy_project(dest: Path) -> Path:
+    """The workflow's files (not results, caches or MLflow stores) copied to `dest`."""
+    for item in ("Snakefile", "workflow", "config", "envs"):
+        src = REPO / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / item)
+    # `profiles` links to workflow/profiles: Snakemake looks for profiles/default beside the
+    # Snakefile, so the default profile applies to every run
+    (dest / "profiles").symlink_to("workflow/profiles")
+    return dest
+
+
+def snakemake(workdir, *args, env=None, timeout=900):
+    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True,
+                          env=env, timeout=timeout)
 
 
 @pytest.fixture
@@ -14,3 +34,14 @@ def mlflow_uri(tmp_path, monkeypatch):
     uri = f"sqlite:///{tmp_path / 'mlruns.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     return uri
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """config/smoke.yaml run once per session with `--cores 2` into a SQLite store:
+    (work directory, environment). Tests must not change it; copy it first."""
+    work = copy_project(tmp_path_factory.mktemp("wf"))
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
+    result = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return work, env

@@ -1,6 +1,8 @@
 """k-NN accuracy against scikit-learn, voting ties, and the hubness measures against hand
 computations and scipy."""
 
+import time
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -79,3 +81,20 @@ def test_hubness_summary_keys():
     assert s["max_n3"] == 4 and s["antihub_share_n3"] == pytest.approx(0.2)
     assert set(s) == {"skewness_n3", "robin_hood_n3", "antihub_share_n3", "hub_occurrence_n3",
                       "gini_n3", "max_n3"}
+
+
+@pytest.mark.parametrize("kernel_mark", [True, False], ids=["VmHWM", "sampled"])
+def test_peak_memory_sees_a_short_lived_allocation(kernel_mark, monkeypatch):
+    from dmlbench import evaluate
+
+    if not kernel_mark:
+        monkeypatch.setattr(evaluate, "_reset_peak_rss", lambda: False)
+    elif not evaluate._reset_peak_rss():
+        pytest.skip("no /proc/self/clear_refs on this system")
+    into = {}
+    with evaluate.PeakMemory(into, interval=0.001):
+        block = np.ones(200 * 2**20 // 8)  # 200 MiB, touched, then freed at once
+        time.sleep(0.05 if not kernel_mark else 0)
+        del block
+    assert 190 <= into["peak_rss_delta_mb"] <= 260
+    assert into["peak_rss_mb"] >= into["peak_rss_delta_mb"]

@@ -1,40 +1,15 @@
 """The workflow end to end: `snakemake --cores 2` on config/smoke.yaml in a temporary copy of
 the project, then MLflow, the report, no-op reruns, targeted reruns and config errors."""
 
-import shutil
-import subprocess
-import sys
-from pathlib import Path
+import os
 
 import mlflow
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import copy_project, snakemake
 
-pytestmark = pytest.mark.workflow
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
-
-
-def copy_project(dest: Path) -> Path:
-    for item in ("Snakefile", "workflow", "config", "envs"):
-        src = REPO / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / item)
-    return dest
-
-
-def snakemake(workdir, *args, env=None):
-    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True,
-                          env=env, timeout=900)
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    work = copy_project(tmp_path_factory.mktemp("wf"))
-    env = {**__import__("os").environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
-    result = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return work, env
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
 
 def test_mlflow_has_one_parent_per_dataset_and_method(smoke_run):

@@ -16,7 +16,7 @@ def _search(experiment: str, kind: str) -> pd.DataFrame:
         filter_string=f"tags.`{tracking.KIND}` = '{kind}'",
         output_format="pandas",
     )
-    return frame
+    return tracking.canonical_runs(frame)
 
 
 def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -42,7 +42,7 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
 
 def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
-        return frame
+        return tracking.canonical_runs(frame)
     out = pd.DataFrame({
         "run_id": frame["run_id"],
         "experiment_id": frame["experiment_id"],
