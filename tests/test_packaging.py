@@ -36,5 +36,5 @@ def test_the_slurm_profile_uses_the_pinned_executor_plugin():
 
 def test_ci_installs_the_cluster_tests_packages_before_the_tests():
     ci = (REPO / ".ci/run").read_text().splitlines()
-    steps = [line.split("#")[0].strip() for line in ci if line.startswith("make ")]
-    assert steps == ["make system-packages", "make test"]
+    steps = [line.split()[1] for line in ci if line.startswith("make ")]
+    assert steps == ["system-packages", "test"]

@@ -1,8 +1,6 @@
 """The workflow end to end: `snakemake --cores 2` on config/smoke.yaml in a temporary copy of
 the project, then MLflow, the report, no-op reruns, targeted reruns and config errors."""
 
-import os
-
 import mlflow
 import pytest
 import yaml
