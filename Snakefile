@@ -21,6 +21,11 @@ if not workflow.overwrite_configfiles:
 
 
 validate(config, "workflow/schemas/config.schema.yaml")
+
+
+report: "workflow/report/workflow.rst"
+
+
 try:
     CFG = dmlconfig.check(config)
 except dmlconfig.ConfigError as err:

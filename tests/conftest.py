@@ -38,8 +38,9 @@ def mlflow_uri(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory):
-    """config/smoke.yaml run once per session with `--cores 2` into a SQLite store:
-    (work directory, environment). Tests must not change it; copy it first."""
+    """`snakemake --cores 2` on config/smoke.yaml in a temporary copy of the workflow, with its
+    own MLflow store; shared by the workflow, browser, resume and shared-tracking tests, which
+    must not change it (copy it first)."""
     work = copy_project(tmp_path_factory.mktemp("wf"))
     env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
     result = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)

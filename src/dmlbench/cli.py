@@ -107,7 +107,8 @@ def _ingest(args) -> None:
     paths = list(args.records)
     if args.records_from:
         paths += [line for line in Path(args.records_from).read_text().splitlines() if line]
-    summary = tracking.ingest(paths, experiment=args.experiment)
+    config = json.loads(args.config_json) if args.config_json else None
+    summary = tracking.ingest(paths, experiment=args.experiment, config=config)
     if args.out:
         write_json(args.out, summary)
     print(f"MLflow {summary['tracking_uri']}, experiment '{summary['experiment']}': "
@@ -173,6 +174,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("records", nargs="*", help="record files (results/<benchmark>/runs/...)")
     s.add_argument("--records-from", help="file listing record files, one per line")
     s.add_argument("--experiment", help="MLflow experiment (default: the records' benchmark)")
+    s.add_argument("--config-json", help="the benchmark config (JSON), kept in MLflow for reports")
     s.add_argument("--out", help="write the run ids as JSON here")
     s.set_defaults(func=_ingest)
 

@@ -21,6 +21,7 @@ Readers (the report) take the winner among duplicates they may see meanwhile (`c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -34,6 +35,8 @@ from . import records
 
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = "dmlbench.key", "dmlbench.kind", "dmlbench.content_hash"
+#: bump when what is logged per record changes, so existing runs are updated on the next ingest
+LAYOUT_VERSION = 2
 
 
 def tracking_uri() -> str:
@@ -67,7 +70,9 @@ def experiment_id(mlclient, name: str) -> str:
     if exp is not None:
         return exp.experiment_id
     try:
-        return mlclient.create_experiment(name, artifact_location=_local_artifact_root(tracking_uri()))
+        # the kind tag makes the MLflow 3 UI open the runs view (not the GenAI overview)
+        return mlclient.create_experiment(name, artifact_location=_local_artifact_root(tracking_uri()),
+                                          tags={"mlflow.experimentKind": "custom_model_development"})
     except MlflowException:
         return mlclient.get_experiment_by_name(name).experiment_id
 
@@ -178,13 +183,15 @@ def _tags(record: dict, kind: str) -> dict:
 def _split_metrics(record: dict) -> dict:
     out = dict(record["metrics"])
     out.update({k: v for k, v in record["timings"].items()})
+    out.update(n_train=record["split"]["n_train"], n_test=record["split"]["n_test"])
     return out
 
 
 def _summary(group: list[dict]) -> dict:
     """Mean and sample standard deviation (ddof 1; 0 for one split) of each metric."""
     keys = sorted({k for r in group for k in _split_metrics(r)})
-    out = {"n_splits": float(len(group))}
+    out = {"n_splits": float(len(group)),
+           "n_test_total": float(sum(r["split"]["n_test"] for r in group))}
     for key in keys:
         values = np.array([_split_metrics(r)[key] for r in group if key in _split_metrics(r)])
         out[f"{key}_mean"] = float(values.mean())
@@ -263,7 +270,28 @@ def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
     return winners
 
 
-def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
+def _config_key(config: dict) -> str:
+    return "config:" + hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> str:
+    """One run (kind 'benchmark') per distinct config of the experiment, holding the config as an
+    artifact, so a report built from MLflow alone knows e.g. the paper tables to compare with."""
+    key = _config_key(config)
+    run = known.get(key)
+    if run is not None:
+        return run.info.run_id
+    run_id = _start(mlclient, exp_id, key, "benchmark", f"config {config.get('benchmark', '')}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.json"
+        path.write_text(json.dumps(config, indent=2, sort_keys=True))
+        mlclient.log_artifact(run_id, str(path))
+    mlclient.set_terminated(run_id)
+    return run_id
+
+
+def ingest(paths: list[str | Path], experiment: str | None = None,
+           config: dict | None = None) -> dict:
     """Import the split records of record files into MLflow; returns {parent_key: {run_id, children: {job_key: id}}}."""
     loaded = [record for path in paths for record in records.read(path)]
     if not loaded:
@@ -277,6 +305,8 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
         groups[record["parent_key"]].append(record)
     out = {"experiment": experiment, "experiment_id": exp_id, "tracking_uri": tracking_uri(),
            "parents": {}}
+    if config is not None:
+        out["config_run_id"] = log_benchmark_config(mlclient, exp_id, config, known)
     counts = {"created": 0, "updated": 0, "unchanged": 0}
     for parent_key, group in sorted(groups.items()):
         group.sort(key=lambda r: r["split"]["index"])
@@ -295,7 +325,8 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
             parent_id = _write(mlclient, exp_id, parent_key, parent_id, write_parent)
         children = {}
         for record in group:
-            key, digest = record["job_key"], records.content_hash(record)
+            key = record["job_key"]
+            digest = f"{LAYOUT_VERSION}:{records.content_hash(record)}"
             run = known.get(key)
             if (run is not None and run.data.tags.get(HASH) == digest
                     and run.info.status == "FINISHED"):
@@ -310,8 +341,11 @@ def ingest(paths: list[str | Path], experiment: str | None = None) -> dict:
             counts["updated" if run else "created"] += 1
         out["parents"][parent_key] = {"run_id": parent_id, "dataset": first["dataset"]["label"],
                                       "method": first["method"]["label"], "children": children}
+    config_keys = {_config_key(config)} if config is not None else set()
     winners = resolve_duplicates(mlclient, exp_id,
-                                 set(groups) | {r["job_key"] for r in loaded})
+                                 set(groups) | {r["job_key"] for r in loaded} | config_keys)
+    if config is not None:
+        out["config_run_id"] = winners.get(_config_key(config), out["config_run_id"])
     for parent_key, entry in out["parents"].items():
         entry["run_id"] = winners.get(parent_key, entry["run_id"])
         entry["children"] = {k: winners.get(k, v) for k, v in entry["children"].items()}

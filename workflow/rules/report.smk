@@ -5,7 +5,21 @@ rule report:
     input:
         f"results/{BENCH}/tracking.json",
     output:
-        f"reports/{BENCH}/index.html",
+        index=report(
+            f"reports/{BENCH}/index.html", caption="../report/index.rst", category="Report"
+        ),
+        figures=report(
+            directory(f"reports/{BENCH}/figures"),
+            patterns=["{name}.png"],
+            caption="../report/figure.rst",
+            category="Figures",
+        ),
+        tables=report(
+            directory(f"reports/{BENCH}/tables"),
+            patterns=["{name}.csv"],
+            caption="../report/table.rst",
+            category="Tables",
+        ),
     params:
         title=CFG.get("report", {}).get("title", f"dmlbench: {BENCH}"),
         description=CFG.get("description", ""),

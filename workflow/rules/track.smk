@@ -8,9 +8,11 @@ rule track:
         f"results/{BENCH}/tracking.json",
     params:
         uri=tracking.tracking_uri(),
+        config=json.dumps(CFG, sort_keys=True),
     log:
         f"logs/{BENCH}/track.log",
     conda:
         "../../envs/dmlbench.yaml"
     shell:
-        "{DMLBENCH} ingest {input:q} --experiment {BENCH} --out {output} 2> {log}"
+        "{DMLBENCH} ingest {input:q} --experiment {BENCH} --config-json {params.config:q} "
+        "--out {output} 2> {log}"

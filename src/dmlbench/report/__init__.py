@@ -10,7 +10,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__, tracking
 from ..files import atomic_path
-from . import figures, runs, sections
+from . import runs, sections
 
 
 def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = None,
@@ -21,23 +21,37 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
     """
     out_dir = Path(out_dir)
     parents, splits = runs.load(experiment, parent_keys)
-    hubness_k = _hubness_k(parents)
-    ctx = sections.Context(parents, splits, out_dir, hubness_k)
-    ctx.figures = {role: f"figures/{name}" for role, name in
-                   figures.all_figures(parents, splits, hubness_k, out_dir / "figures").items()}
+    config = runs.load_config(experiment)
+    ctx = sections.Context(parents, splits, out_dir, _hubness_k(parents), config)
     built = [s for s in (builder(ctx) for builder in sections.BUILDERS) if s is not None]
     env = Environment(loader=PackageLoader("dmlbench.report", "templates"),
                       autoescape=select_autoescape(["html"]))
     page = env.get_template("index.html").render(
-        title=title or f"dmlbench report: {experiment}", experiment=experiment,
-        description=description, sections=built, tracking_uri=tracking.tracking_uri(),
+        title=title or (config or {}).get("report", {}).get("title")
+        or f"dmlbench report: {experiment}", experiment=experiment,
+        description=description or (config or {}).get("description", ""), sections=built, tracking_uri=tracking.tracking_uri(),
         n_datasets=parents["dataset"].nunique(), n_methods=parents["method"].nunique(),
         n_parents=len(parents), n_splits=len(splits), version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M %Z"))
     index = out_dir / "index.html"
     with atomic_path(index) as tmp:
         tmp.write_text(page)
+    if out_dir.parent.name == "reports":
+        write_overview(out_dir.parent)
     return index
+
+
+def write_overview(reports_dir: Path) -> Path:
+    """reports/index.html: a link to every benchmark report under `reports_dir`."""
+    entries = sorted(p.parent.name for p in reports_dir.glob("*/index.html"))
+    items = "".join(f'<li><a href="{name}/index.html">{name}</a></li>' for name in entries)
+    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dmlbench reports"
+            "</title></head><body style='font-family: sans-serif; margin: 2rem'>"
+            f"<h1>dmlbench reports</h1><ul>{items}</ul></body></html>\n")
+    path = reports_dir / "index.html"
+    with atomic_path(path) as tmp:
+        tmp.write_text(page)
+    return path
 
 
 def _hubness_k(parents) -> int:

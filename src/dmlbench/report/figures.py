@@ -1,4 +1,4 @@
-"""Seaborn figures of the report, each saved as a PNG and returned as its file name."""
+"""Seaborn figures of the report; each function saves one PNG and returns its file name."""
 
 from __future__ import annotations
 
@@ -8,14 +8,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from ..files import atomic_path  # noqa: E402
-from . import tables  # noqa: E402
+
+
+sns.set_theme(style="whitegrid", context="notebook")
 
 
 def _save(fig, out_dir: Path, name: str) -> str:
+    """Write the figure as `out_dir/name` (PNG, atomically); returns `name`."""
     with atomic_path(out_dir / name) as tmp:
         fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
     plt.close(fig)
@@ -73,16 +77,65 @@ def skewness_vs_accuracy(parents: pd.DataFrame, hubness_k: int, k: int, out_dir:
     return _save(fig, out_dir, f"skewness_vs_accuracy_k{k}.png")
 
 
-def all_figures(parents: pd.DataFrame, splits: pd.DataFrame, hubness_k: int,
-                out_dir: Path) -> dict[str, str]:
-    """Every figure of the main report, by role."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _, methods = tables.order(parents)
-    ks = tables.ks_of(parents)
-    sns.set_theme(style="whitegrid", context="notebook")
-    figs = {f"error_k{k}": error_per_dataset(splits, k, methods, out_dir) for k in ks}
-    figs["average_error"] = average_error(tables.average_error(parents), out_dir)
-    figs["fit_time"] = fit_time(parents, methods, out_dir)
-    if f"skewness_n{hubness_k}_mean" in parents:
-        figs["skewness_vs_accuracy"] = skewness_vs_accuracy(parents, hubness_k, ks[0], out_dir)
-    return figs
+def critical_difference(ranks: pd.Series, cd: float, k: int, out_dir: Path) -> str:
+    """Demsar's critical-difference diagram: mean ranks on an axis, methods whose ranks differ by
+    less than the Nemenyi CD joined by a bar."""
+    ranks = ranks.sort_values()
+    n = len(ranks)
+    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.28 * n))
+    lo, hi = 1, max(n, 2)
+    ax.set_xlim(lo - 0.2, hi + 0.2)
+    ax.set_ylim(-0.3 * n - 0.6, 1.1)
+    ax.hlines(0, lo, hi, color="black", linewidth=1)
+    for tick in range(lo, hi + 1):
+        ax.vlines(tick, -0.06, 0.06, color="black", linewidth=1)
+        ax.text(tick, 0.15, str(tick), ha="center", va="bottom", fontsize=9)
+    for i, (method, rank) in enumerate(ranks.items()):
+        y = -0.3 * (i + 1)
+        ax.plot([rank, rank], [0, y], color="0.3", linewidth=0.8)
+        ax.text(rank + 0.05, y, f"{method} ({rank:.2f})", va="center", fontsize=9)
+    # maximal groups of methods within the critical difference of each other
+    groups, values = [], ranks.to_numpy()
+    for i in range(n):
+        j = i
+        while j + 1 < n and values[j + 1] - values[i] <= cd:
+            j += 1
+        if j > i and not any(a <= i and j <= b for a, b in groups):
+            groups.append((i, j))
+    for level, (i, j) in enumerate(groups):
+        y = 0.45 + 0.12 * level
+        ax.plot([values[i] - 0.03, values[j] + 0.03], [y, y], color="tab:red", linewidth=3)
+    ax.plot([lo, lo + cd], [0.95, 0.95], color="black", linewidth=1.5)
+    ax.text(lo + cd / 2, 1.0, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
+    ax.axis("off")
+    return _save(fig, out_dir, f"critical_difference_k{k}.png")
+
+
+def pareto(parents: pd.DataFrame, k: int, front: dict[str, list[str]], out_dir: Path) -> str:
+    """Fit time (log) against test error per data set; the Pareto-front methods ringed."""
+    datasets = sorted(parents["dataset"].unique())
+    cols = min(4, len(datasets))
+    rows = int(np.ceil(len(datasets) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    methods = sorted(parents["method"].unique())
+    palette = dict(zip(methods, sns.color_palette("tab10", len(methods))))
+    for ax, ds in zip(axes.ravel(), datasets):
+        sub = parents[parents["dataset"] == ds]
+        for _, row in sub.iterrows():
+            on_front = row["method"] in front.get(ds, [])
+            ax.scatter(row["fit_wall_s_mean"], 100 * row[f"error_k{k}_mean"],
+                       color=palette[row["method"]], s=40 if on_front else 18,
+                       edgecolor="black" if on_front else "none", zorder=3)
+        ax.set_xscale("log")
+        ax.set_title(ds, fontsize=9)
+        ax.tick_params(labelsize=7)
+    for ax in axes.ravel()[len(datasets):]:
+        ax.axis("off")
+    handles = [plt.Line2D([], [], marker="o", linestyle="", color=palette[m], label=m)
+               for m in methods]
+    fig.legend(handles=handles, loc="upper center", ncol=min(6, len(methods)), fontsize=8,
+               bbox_to_anchor=(0.5, 1.02))
+    fig.supxlabel("fit time per split (s, log scale)", fontsize=9)
+    fig.supylabel(f"{k}-NN test error (%)", fontsize=9)
+    fig.tight_layout()
+    return _save(fig, out_dir, f"pareto_k{k}.png")

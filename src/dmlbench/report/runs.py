@@ -42,7 +42,7 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
 
 def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
-        return tracking.canonical_runs(frame)
+        return frame
     out = pd.DataFrame({
         "run_id": frame["run_id"],
         "experiment_id": frame["experiment_id"],
@@ -53,7 +53,23 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "method_name": frame["tags.dmlbench.method_name"],
         "family": frame["tags.dmlbench.family"],
         "dataset_source": frame["tags.dmlbench.dataset_source"],
+        "protocol": frame.get("params.protocol"),
     })
     metrics = frame[[c for c in frame.columns if c.startswith("metrics.")]]
     metrics.columns = [c[len("metrics."):] for c in metrics.columns]
     return pd.concat([out, metrics], axis=1)
+
+
+def load_config(experiment: str) -> dict | None:
+    """The newest benchmark config logged with the experiment's runs (None if there is none)."""
+    import json
+
+    import mlflow
+
+    runs = _search(experiment, "benchmark")
+    if runs.empty:
+        return None
+    run_id = runs.sort_values("start_time")["run_id"].iloc[-1]
+    path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="config.json")
+    with open(path) as fh:
+        return json.load(fh)

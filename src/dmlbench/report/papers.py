@@ -1,0 +1,87 @@
+"""Our numbers beside the papers' published ones (`paper_tables:` in a reproduction config).
+
+The published tables are package data (`report/paper_tables/*.csv`, transcribed as printed, with
+columns paper, table, dataset, method, setting, metric, value, stderr). A config entry maps the
+paper's data-set and method names to our labels and names our metric; a cell "reproduces" when
+our mean lies within the published standard error of the paper's value, or within the entry's
+`tolerance` where the paper prints none.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+
+def published(table: str) -> pd.DataFrame:
+    """A transcribed table, e.g. ``published("shigeto-2017_table3a")``."""
+    path = resources.files("dmlbench.report") / "paper_tables" / f"{table}.csv"
+    if not path.is_file():
+        raise ValueError(f"no published table '{table}' (files: report/paper_tables/*.csv)")
+    with path.open() as fh:
+        return pd.read_csv(fh, dtype={"setting": str}, keep_default_na=False,
+                           na_values={"value": [""], "stderr": [""]})
+
+
+def side_by_side(spec: dict, parents: pd.DataFrame) -> pd.DataFrame:
+    """One row per published cell of `spec` with our mean, std, the difference and the verdict."""
+    paper = published(spec["table"])
+    paper = paper[paper["metric"] == spec["metric"]]
+    for column, value in (spec.get("where") or {}).items():
+        paper = paper[paper[column].astype(str) == str(value)]
+    paper = paper[paper["dataset"].isin(spec["datasets"]) & paper["method"].isin(spec["methods"])]
+    scale = float(spec.get("scale", 1.0))
+    ours = parents.set_index(["dataset", "method"])
+    rows = []
+    for _, cell in paper.iterrows():
+        key = (spec["datasets"][cell["dataset"]], spec["methods"][cell["method"]])
+        mean_col, std_col = f"{spec['ours']}_mean", f"{spec['ours']}_std"
+        found = key in ours.index and mean_col in ours.columns
+        mean = float(ours.at[key, mean_col]) * scale if found else np.nan
+        std = float(ours.at[key, std_col]) * scale if found and std_col in ours.columns else np.nan
+        stderr = float(cell["stderr"]) if pd.notna(cell["stderr"]) else np.nan
+        bound = stderr if np.isfinite(stderr) else spec.get("tolerance", np.nan)
+        diff = mean - float(cell["value"])
+        rows.append({
+            "data set": cell["dataset"], "method": cell["method"], "setting": cell["setting"],
+            "paper": float(cell["value"]), "paper ±": stderr, "ours": mean, "ours ±": std,
+            "splits": int(ours.at[key, "n_splits"]) if found else 0,
+            "difference": diff,
+            "criterion": ("published s.e." if np.isfinite(stderr) else
+                          ("tolerance" if np.isfinite(bound) else "none")),
+            "reproduced": (bool(abs(diff) <= bound) if np.isfinite(bound) and np.isfinite(diff)
+                           else None),
+            "run_id": ours.at[key, "run_id"] if found else None,
+            "experiment_id": ours.at[key, "experiment_id"] if found else None,
+        })
+    return pd.DataFrame(rows)
+
+
+def summary(frame: pd.DataFrame, title: str) -> str:
+    """A plain-language account of what reproduced and what did not."""
+    if frame.empty:
+        return f"{title}: none of the published cells maps to a run of this benchmark."
+    ran = frame[np.isfinite(frame["ours"])]
+    missing = len(frame) - len(ran)
+    judged = ran[ran["reproduced"].notna()]
+    ok = judged[judged["reproduced"].astype(bool)]
+    parts = [f"{title}: {len(ran)} of {len(frame)} published cells have a run here"
+             + (f" ({missing} without: data set or method not in this run)" if missing else "")
+             + "."]
+    if len(judged):
+        parts.append(f"{len(ok)} of {len(judged)} lie within the published standard error or the "
+                     "stated tolerance.")
+        worst = judged.assign(gap=judged["difference"].abs()).sort_values("gap", ascending=False)
+        far = [f"{r['method']} on {r['data set']} ({r['difference']:+.2f})"
+               for _, r in worst.head(3).iterrows() if not r["reproduced"]]
+        if far:
+            parts.append("Largest departures: " + "; ".join(far) + ".")
+    if len(ran) and len(judged) < len(ran):
+        parts.append(f"{len(ran) - len(judged)} cells have no printed error and no tolerance, so "
+                     "they are shown without a verdict.")
+    mean_diff = float(np.nanmean(ran["difference"])) if len(ran) else np.nan
+    if np.isfinite(mean_diff):
+        parts.append(f"Mean difference (ours - paper): {mean_diff:+.2f}.")
+    return " ".join(parts)

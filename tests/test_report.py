@@ -1,0 +1,65 @@
+"""Report pieces that do not need MLflow: paper side-by-side, Pareto front, exports."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dmlbench.report import papers, sections
+
+
+def parents(rows):
+    return pd.DataFrame(rows)
+
+
+def test_side_by_side_against_a_published_table():
+    table = papers.published("shigeto-2017_table3a")
+    paper_iris = float(table[(table["dataset"] == "iris") &
+                             (table["method"] == "original metric")]["value"].iloc[0])
+    ours = parents([{"dataset": "iris", "method": "euclidean", "accuracy_k1_mean": paper_iris / 100
+                     + 0.004, "accuracy_k1_std": 0.01, "n_splits": 4, "run_id": "r1",
+                     "experiment_id": "1"}])
+    spec = {"table": "shigeto-2017_table3a", "metric": "accuracy_pct", "ours": "accuracy_k1",
+            "scale": 100, "datasets": {"iris": "iris", "wine": "wine"},
+            "methods": {"original metric": "euclidean"}, "tolerance": 1.0}
+    frame = papers.side_by_side(spec, ours)
+    assert list(frame["data set"]) == ["iris", "wine"]
+    iris = frame.iloc[0]
+    assert iris["ours"] == pytest.approx(paper_iris + 0.4)
+    assert iris["difference"] == pytest.approx(0.4)
+    assert iris["criterion"] == "tolerance" and bool(iris["reproduced"])
+    assert np.isnan(frame.iloc[1]["ours"]) and frame.iloc[1]["reproduced"] is None
+    text = papers.summary(frame, "Table 3a")
+    assert "1 of 2 published cells have a run here" in text
+    assert "1 of 1 lie within" in text
+
+
+def test_side_by_side_uses_the_published_standard_error_and_where_filter():
+    spec = {"table": "oneata-2011_table5.2", "metric": "accuracy_pct",
+            "where": {"setting": "d=2;rule=1-NN"}, "ours": "accuracy_k1", "scale": 100,
+            "datasets": {"balance": "balance-scale"}, "methods": {"NCA": "nca2"}}
+    ours = parents([{"dataset": "balance-scale", "method": "nca2", "accuracy_k1_mean": 0.9,
+                     "accuracy_k1_std": 0.0, "n_splits": 40, "run_id": "r", "experiment_id": "1"}])
+    frame = papers.side_by_side(spec, ours)
+    assert len(frame) == 1 and frame.iloc[0]["paper"] == 90.78
+    assert frame.iloc[0]["criterion"] == "published s.e."
+    assert not frame.iloc[0]["reproduced"]  # |90.0 - 90.78| > 0.53
+
+
+def test_unknown_published_table_is_named():
+    with pytest.raises(ValueError, match="no published table 'nope'"):
+        papers.published("nope")
+
+
+def test_pareto_front_by_hand():
+    points = pd.DataFrame({"method": ["fast_bad", "slow_good", "dominated", "tie_fast"],
+                           "time": [0.1, 10.0, 20.0, 0.1],
+                           "error": [0.30, 0.05, 0.10, 0.30]})
+    assert sections.pareto_front(points) == ["fast_bad", "slow_good", "tie_fast"]
+
+
+def test_export_table_writes_csv_and_booktabs(tmp_path):
+    ctx = sections.Context(pd.DataFrame(), pd.DataFrame(), tmp_path, 10)
+    files = sections.export_table(ctx, pd.DataFrame({"x": [1.5]}, index=["a"]), "t")
+    assert files == {"CSV": "tables/t.csv", "LaTeX": "tables/t.tex"}
+    assert "\\toprule" in (tmp_path / "tables/t.tex").read_text()
+    assert (tmp_path / "tables/t.csv").read_text().startswith(",x")
