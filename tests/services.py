@@ -41,11 +41,19 @@ def wait_for(check, what: str, timeout: float = 60.0, interval: float = 0.2):
     raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def binary(name: str) -> str | None:
+    """Path of a program: on PATH, or in /usr/sbin (daemons; not on every user's PATH)."""
+    if Path(name).is_absolute():
+        return name if Path(name).exists() else None
+    return shutil.which(name) or (str(Path("/usr/sbin", name)) if Path("/usr/sbin", name).exists()
+                                  else None)
+
+
 def require_packages(binaries: list[str]) -> None:
     """Install the Debian packages of `.ci/system-packages` if one of `binaries` (names on PATH
     or absolute paths) is missing; skip the test with the reason when that is impossible here."""
     def missing():
-        return [b for b in binaries if not shutil.which(b) and not Path(b).exists()]
+        return [b for b in binaries if binary(b) is None]
 
     if not missing():
         return
@@ -149,11 +157,11 @@ PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP
         key = r / "munge.key"
         key.write_bytes(os.urandom(1024))
         key.chmod(0o600)
-        _start(["munged", "--force", f"--key-file={key}", f"--socket={r / 'munge.sock'}",
+        _start([binary("munged"), "--force", f"--key-file={key}", f"--socket={r / 'munge.sock'}",
                 f"--pid-file={r / 'munged.pid'}", f"--log-file={r / 'log/munged.log'}",
                 f"--seed-file={r / 'munge.seed'}"])
-        _start(["slurmctld"], env=self.env)
-        _start(["slurmd", "-N", "localhost"], env=self.env)
+        _start([binary("slurmctld")], env=self.env)
+        _start([binary("slurmd"), "-N", "localhost"], env=self.env)
         wait_for(lambda: "idle" in self.run(["sinfo", "-h", "-o", "%t"]).stdout,
                  "the SLURM node to become idle", timeout=60)
         return self
