@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 
 export MLFLOW_TRACKING_URI ?= sqlite:///mlruns.db
 
-.PHONY: run test smoke ui report dag clean install benchmarks
+.PHONY: run test test-fast system-packages smoke ui report dag clean install benchmarks
 
 install: $(STAMP)
 
@@ -21,8 +21,18 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 
+# everything, the cluster tests too (they install Debian's slurm-wlm, munge and postgresql when
+# run as root and missing, else skip saying why)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# the quick loop: no workflow runs, clusters or servers
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
+
+# the Debian packages of the cluster tests (root; CI runs this before `make test`)
+system-packages:
+	bash .ci/system-packages
 
 dag: $(STAMP)
 	$(BIN)/snakemake -n --configfile $(CONFIG)

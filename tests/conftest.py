@@ -9,6 +9,23 @@ import pytest
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+
+
+def copy_project(dest: Path) -> Path:
+    """The workflow's files (not results, caches or MLflow stores) copied to `dest`."""
+    for item in ("Snakefile", "workflow", "config", "envs"):
+        src = REPO / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / item)
+    # `profiles` links to workflow/profiles: Snakemake looks for profiles/default beside the
+    # Snakefile, so the default profile applies to every run
+    (dest / "profiles").symlink_to("workflow/profiles")
+    return dest
+
+
+def snakemake(workdir, *args, env=None, timeout=900):
+    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True,
+                          env=env, timeout=timeout)
 
 
 @pytest.fixture
@@ -19,26 +36,11 @@ def mlflow_uri(tmp_path, monkeypatch):
     return uri
 
 
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
-
-
-def snakemake(workdir, *args, env=None, timeout=900):
-    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
-def copy_project(dest: Path) -> Path:
-    """The workflow files (not the package, which is installed) copied into `dest`."""
-    for item in ("Snakefile", "workflow", "config", "envs"):
-        src = REPO / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / item)
-    return dest
-
-
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory):
     """`snakemake --cores 2` on config/smoke.yaml in a temporary copy of the workflow, with its
-    own MLflow store; shared by the workflow and browser tests."""
+    own MLflow store; shared by the workflow, browser, resume and shared-tracking tests, which
+    must not change it (copy it first)."""
     work = copy_project(tmp_path_factory.mktemp("wf"))
     env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
     result = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)

@@ -1,6 +1,8 @@
 """k-NN accuracy against scikit-learn, voting ties, and the hubness measures against hand
 computations and scipy."""
 
+import time
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -103,6 +105,8 @@ def test_dimension_sweep_equals_knn_on_the_leading_components():
 
     small = dimension_sweep(Zte, Ztr, ytr, yte, [1], max_bytes=8 * len(ytr) * 3)
     assert small[1] == metrics["sweep_accuracy_k1"]
+
+
 def _brute_loo_neighbours(Q, X, k):
     """Each row of Q (= the training points, mapped or not) against the rows of X, itself out."""
     D = np.linalg.norm(Q[:, None] - X[None], axis=2)
@@ -175,3 +179,20 @@ def test_unknown_k_selection_is_an_error():
     with pytest.raises(ValueError, match="k_selection must be one of"):
         evaluate(est, np.eye(4), np.array([0, 1, 0, 1]), np.array([0, 1, 0, 1]), [1], 2, {},
                  k_selection="cv")
+
+
+@pytest.mark.parametrize("kernel_mark", [True, False], ids=["VmHWM", "sampled"])
+def test_peak_memory_sees_a_short_lived_allocation(kernel_mark, monkeypatch):
+    from dmlbench import evaluate
+
+    if not kernel_mark:
+        monkeypatch.setattr(evaluate, "_reset_peak_rss", lambda: False)
+    elif not evaluate._reset_peak_rss():
+        pytest.skip("no /proc/self/clear_refs on this system")
+    into = {}
+    with evaluate.PeakMemory(into, interval=0.001):
+        block = np.ones(200 * 2**20 // 8)  # 200 MiB, touched, then freed at once
+        time.sleep(0.05 if not kernel_mark else 0)
+        del block
+    assert 190 <= into["peak_rss_delta_mb"] <= 260
+    assert into["peak_rss_mb"] >= into["peak_rss_delta_mb"]

@@ -125,3 +125,46 @@ def test_sparse_pca_equals_dense_pca_of_the_centred_data():
         preprocess.fit_transform([], S, T)
     with pytest.raises(ValueError, match=r"min\(n, d\) - 1 = 79"):
         preprocess.fit_transform([{"pca": 80}], S, T)
+def _sklearn(steps, X_train, X_test):
+    from sklearn.decomposition import PCA
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    parts = [PCA(s["pca"], svd_solver="full") if isinstance(s, dict) else
+             StandardScaler(with_std=s == "zscore") for s in steps]
+    pipe = make_pipeline(*parts)
+    return pipe.fit_transform(X_train), pipe.transform(X_test), pipe
+
+
+@pytest.mark.parametrize("steps", [["zscore"], ["center"], ["zscore", {"pca": 3}],
+                                   [{"pca": 4}], ["center", {"pca": 0.9}, "zscore"]])
+def test_streamed_steps_equal_scikit_learn(steps, monkeypatch):
+    # chunks of 7 rows: the moments and the maps are accumulated over many chunks
+    monkeypatch.setattr(preprocess, "CHUNK_BYTES", 7 * 8 * X_TRAIN.shape[1])
+    X = np.concatenate([X_TRAIN, X_TEST])
+    train, test = np.arange(60, 90), np.arange(30)  # any rows of X, in any order
+    ours_tr, ours_te, info = preprocess.fit_transform_rows(steps, X, train, test)
+    ref_tr, ref_te, pipe = _sklearn(steps, X[train], X[test])
+    np.testing.assert_allclose(ours_tr, ref_tr, atol=1e-9)
+    np.testing.assert_allclose(ours_te, ref_te, atol=1e-9)
+    assert info["d_out"] == ref_tr.shape[1]
+    if any(isinstance(s, dict) for s in steps):
+        pca = pipe.named_steps["pca"]
+        assert info["pca_explained_variance"] == pytest.approx(pca.explained_variance_ratio_.sum())
+
+
+def test_zscore_only_centres_a_feature_constant_on_the_training_part():
+    X_train = X_TRAIN.copy()
+    X_train[:, 2] = 4.2
+    ours, ours_test, _ = preprocess.fit_transform(["zscore"], X_train, X_TEST)
+    ref, ref_test, _ = _sklearn(["zscore"], X_train, X_TEST)
+    np.testing.assert_allclose(ours, ref, atol=1e-12)
+    np.testing.assert_allclose(ours_test[:, 2], X_TEST[:, 2] - 4.2)
+
+
+def test_more_features_than_training_points_uses_the_svd():
+    X_train, X_test = rng.normal(size=(8, 20)), rng.normal(size=(5, 20))
+    ours, ours_test, info = preprocess.fit_transform(["zscore", {"pca": 5}], X_train, X_test)
+    ref, ref_test, _ = _sklearn(["zscore", {"pca": 5}], X_train, X_test)
+    np.testing.assert_allclose(np.abs(ours_test), np.abs(ref_test), atol=1e-9)
+    assert info["d_out"] == 5

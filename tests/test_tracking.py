@@ -148,3 +148,62 @@ def test_method_arrays_go_from_the_job_to_mlflow_and_back(mlflow_uri, tmp_path):
     paths[0].write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="does not match its record"):
         tracking.ingest(paths)
+
+
+def test_duplicates_of_a_key_resolve_to_the_oldest_finished_run(mlflow_uri, record_files):
+    """What two overlapping ingests leave: a second run per key. The next ingest keeps the oldest
+    finished run per key, deletes the others, and points the children to the kept parents."""
+    first = tracking.ingest(record_files)
+    client = tracking.client()
+    exp_id = first["experiment_id"]
+    parent_key, entry = next(iter(first["parents"].items()))
+    child_key = next(iter(entry["children"]))
+    # a concurrent ingest's younger copies: a finished parent and child, and a child left
+    # RUNNING by a killed ingest
+    young_parent = tracking._start(client, exp_id, parent_key, "parent", "copy")
+    client.set_terminated(young_parent)
+    young_child = tracking._start(client, exp_id, child_key, "split", "copy", young_parent)
+    client.set_tag(young_child, "dmlbench.parent_key", parent_key)
+    client.set_terminated(young_child)
+    orphan = tracking._start(client, exp_id, child_key, "split", "orphan", young_parent)
+    assert len(_runs("split")) == 6 and len(_runs("parent")) == 3
+    # readers already see one run per key
+    from dmlbench.report import runs as report_runs
+
+    parents, splits = report_runs.load("track-test")
+    assert len(parents) == 2 and len(splits) == 4
+    assert set(parents["run_id"]) == {p["run_id"] for p in first["parents"].values()}
+
+    second = tracking.ingest(record_files)
+    assert second["parents"] == first["parents"]
+    assert len(_runs("parent")) == 2 and len(_runs("split")) == 4
+    for run_id in (young_parent, young_child, orphan):
+        assert client.get_run(run_id).info.lifecycle_stage == "deleted"
+
+
+def test_the_winning_parent_adopts_the_winning_children(mlflow_uri, record_files):
+    first = tracking.ingest(record_files)
+    client = tracking.client()
+    parent_key, entry = next(iter(first["parents"].items()))
+    # the kept parent is deleted and a child points elsewhere (an ingest that lost the race)
+    client.delete_run(entry["run_id"])
+    child = next(iter(entry["children"].values()))
+    client.set_tag(child, "mlflow.parentRunId", "0" * 32)
+    second = tracking.ingest(record_files)
+    new_parent = second["parents"][parent_key]["run_id"]
+    assert new_parent != entry["run_id"]
+    assert client.get_run(child).data.tags["mlflow.parentRunId"] == new_parent
+    assert len(_runs("parent")) == 2 and len(_runs("split")) == 4
+
+
+def test_an_ingest_killed_mid_run_is_completed_by_the_next(mlflow_uri, record_files):
+    summary = tracking.ingest(record_files)
+    client = tracking.client()
+    run_id = next(iter(next(iter(summary["parents"].values()))["children"].values()))
+    # as if killed after create_run and part of the logging: RUNNING, no hash tag
+    client.update_run(run_id, status="RUNNING")
+    client.delete_tag(run_id, tracking.HASH)
+    again = tracking.ingest(record_files)
+    assert again["counts"] == {"created": 0, "updated": 1, "unchanged": 3}
+    assert client.get_run(run_id).info.status == "FINISHED"
+    assert len(_runs("split")) == 4

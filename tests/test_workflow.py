@@ -7,7 +7,7 @@ import yaml
 
 from conftest import copy_project, snakemake
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
 
 def test_mlflow_has_one_parent_per_dataset_and_method(smoke_run):

@@ -1,14 +1,18 @@
 """Atomic file writes: a reader (or a rerun after a kill) never sees a partial file.
 
 Each writer writes a temporary file in the target's directory and renames it into place with
-`os.replace`, which is atomic on POSIX file systems.
+`os.replace`, which is atomic on POSIX file systems. The temporary file is named
+`.<name>.<host>.<pid>.<random>.tmp`; a writer killed before the rename (SIGKILL) leaves it behind,
+and the next writer of the same target on that host removes it once its process is gone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
+import socket
 import tempfile
 from pathlib import Path
 
@@ -20,7 +24,9 @@ def atomic_path(path: str | os.PathLike):
     """Yield a temporary path next to `path`; rename it to `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}.{os.getpid()}.", suffix=".tmp",
+                               dir=path.parent)
     os.close(fd)
     try:
         yield Path(tmp)
@@ -28,6 +34,28 @@ def atomic_path(path: str | os.PathLike):
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+_HOST = socket.gethostname().replace(".", "_")
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete temporary files of `path` left by dead writers on this host."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.{glob.escape(_HOST)}.*.tmp"):
+        pid = tmp.name[len(path.name) + len(_HOST) + 3:].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def write_json(path: str | os.PathLike, obj) -> None:

@@ -33,8 +33,9 @@ def build_estimator(spec: dict, split: int):
 
 def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
               record_path: str | Path | None = None) -> dict:
-    """Preprocess, fit and evaluate split `index`; return its record. With `record_path` (the
-    record file the job will write), the method's `artifacts` go to
+    """Preprocess, fit and evaluate split `index`; return its record. The record's memory
+    figures cover all of it (preprocessing streams over rows of the cached data set). With
+    `record_path` (the record file the job will write), the method's `artifacts` go to
     `<record stem>.arrays/split<index>.npz` and the record names that file."""
     split, info = protocols.load_split(spec["split_file"], index)
     if info["dataset_sha256"] != dataset.meta["sha256"]:
@@ -42,12 +43,13 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
             f"split file {spec['split_file']} was made for other data than the cached "
             f"'{dataset.name}' (sha256 differs); delete it and rerun"
         )
-    X_train, X_test, pre_info = preprocess.fit_transform(
-        spec["preprocess"], dataset.X[split.train], dataset.X[split.test])
     y_train, y_test = dataset.y[split.train], dataset.y[split.test]
     est, params = build_estimator(spec, index)
     timings: dict = {}
     with PeakMemory(timings), threadpool_limits(limits=threads):
+        with stopwatch(timings, "preprocess"):
+            X_train, X_test, pre_info = preprocess.fit_transform_rows(
+                spec["preprocess"], dataset.X, split.train, split.test)
         with stopwatch(timings, "fit"):
             est.fit(X_train, y_train)
         metrics = evaluate(est, X_test, y_train, y_test, spec["k"], spec["hubness_k"], timings,

@@ -67,7 +67,11 @@ def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
     for start in tqdm(starts, desc="k-NN search", unit="chunk", disable=not progress or len(starts) < 2,
                       mininterval=2.0):
         q = Q[start:start + step]
-        block = np.einsum("ij,ij->i", q, q)[:, None] - 2.0 * (q @ X.T) + x_sq[None, :]
+        # |q|^2 - 2 q.x + |x|^2 in place (one block in memory, the same rounding as written)
+        block = q @ X.T
+        block *= 2.0
+        np.subtract(np.einsum("ij,ij->i", q, q)[:, None], block, out=block)
+        block += x_sq[None, :]
         if exclude_self:
             rows = np.arange(q.shape[0])
             block[rows, start + rows] = np.inf

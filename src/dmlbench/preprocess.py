@@ -15,6 +15,17 @@ Steps, in the config's order (a list; empty means raw features):
 
 Sparse data (document sets) must start with ``{pca: q}`` (integer q): PCA then runs on the sparse
 matrix with implicit centring (ARPACK), so the dense centred matrix is never formed.
+
+Streaming (`fit_transform_rows`, what jobs call). When every step is ``center``, ``zscore`` or
+``{pca: q}`` with a number q, each step is affine and is fitted from the training mean and
+(co)variance of the representation before it, which follow in closed form from the raw training
+moments. These are accumulated over chunks of training rows read straight from the data set (two
+passes: mean, then the scatter of centred rows), and the maps are applied chunk by chunk, so
+memory holds the data set, the outputs (n x d_out) and, with PCA, the d x d covariance, never a
+copy of the training part or an n x d SVD. PCA is the eigendecomposition of that covariance;
+component signs follow scikit-learn's rule (each component's largest absolute loading is
+positive). Other steps (image steps, ``pca: all``), sparse data and a PCA with d larger than the
+number of training points go through the in-memory scikit-learn pipeline (`fit_transform`).
 """
 
 from __future__ import annotations
@@ -28,6 +39,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
+
+#: size of one chunk of rows read from the data set when streaming
+CHUNK_BYTES = 32 * 2**20
 
 #: the papers' preprocessing, usable by name in any config's `preprocess` list
 PRESETS = {
@@ -212,3 +226,122 @@ def _check_pca_sizes(pipeline: Pipeline, X_train) -> None:
             return
         elif isinstance(est, PCAAll):
             return
+
+
+def _chunks(n: int, d: int):
+    step = max(1, CHUNK_BYTES // (8 * max(1, d)))
+    for start in range(0, n, step):
+        yield slice(start, start + step)
+
+
+def training_moments(X: np.ndarray, rows: np.ndarray, covariance: bool):
+    """Mean and population (1/n) variances of `X[rows]`, plus their covariance matrix if
+    `covariance`, accumulated over chunks of rows (two passes: mean, then centred scatter)."""
+    n, d = rows.size, X.shape[1]
+    total = np.zeros(d)
+    for part in _chunks(n, d):
+        total += X[rows[part]].sum(axis=0)
+    mean = total / n
+    scatter = np.zeros((d, d)) if covariance else np.zeros(d)
+    for part in _chunks(n, d):
+        centred = X[rows[part]] - mean
+        scatter += centred.T @ centred if covariance else np.einsum("ij,ij->j", centred, centred)
+    if covariance:
+        return mean, np.diag(scatter) / n, scatter / n
+    return mean, scatter / n, None
+
+
+def _is_constant(var: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
+    """Features whose variance is within round-off of 0 (scikit-learn's StandardScaler test)."""
+    eps = np.finfo(np.float64).eps
+    return var <= n * eps * var + (n * mean * eps) ** 2
+
+
+def _svd_flip_rows(components: np.ndarray) -> np.ndarray:
+    """Signs such that each row's largest absolute entry is positive (scikit-learn's rule)."""
+    signs = np.sign(components[np.arange(len(components)), np.abs(components).argmax(axis=1)])
+    signs[signs == 0] = 1
+    return components * signs[:, None]
+
+
+def _n_components(q, ratio: np.ndarray, limit: int) -> int:
+    if isinstance(q, int):
+        if q > limit:
+            raise ValueError(
+                f"preprocess pca = {q} components, but the training part has only "
+                f"min(n, d) = {limit}; lower it or use a variance fraction"
+            )
+        return q
+    return int(np.searchsorted(np.cumsum(ratio), q, side="right") + 1)
+
+
+def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
+    """Fit `steps` on the training rows `X[rows]`. Returns the chain of maps (each
+    ("scale", s, b): x -> x * s + b, or ("project", M, c): x -> x M + c) and the info."""
+    checked = [_streamable(s) for s in steps]
+    n, d = rows.size, X.shape[1]
+    mean, var, cov = training_moments(X, rows, covariance=any(k == "pca" for k, _ in checked))
+    chain: list = []
+    info: dict = {"d_in": int(d)}
+    for kind, q in checked:
+        if kind in ("center", "zscore"):
+            scale = np.ones_like(mean)
+            if kind == "zscore":
+                scale = np.where(_is_constant(var, mean, n), 1.0, np.sqrt(var))
+            chain.append(("scale", 1.0 / scale, -mean / scale))
+            var = var / scale**2
+            cov = None if cov is None else cov / np.outer(scale, scale)
+        else:
+            values, vectors = np.linalg.eigh(cov)
+            values, vectors = np.clip(values[::-1], 0, None), vectors[:, ::-1]
+            ratio = values / values.sum() if values.sum() > 0 else np.zeros_like(values)
+            k = _n_components(q, ratio, min(n, mean.size))
+            components = _svd_flip_rows(vectors[:, :k].T)
+            chain.append(("project", components.T, -mean @ components.T))
+            var, cov = values[:k], np.diag(values[:k])
+            info["pca_explained_variance"] = float(ratio[:k].sum())
+        mean = np.zeros_like(var)
+    info["d_out"] = int(mean.size)
+    return chain, info
+
+
+def apply(chain: list, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The chain of maps applied to `X[rows]`, over chunks of rows."""
+    d_out = X.shape[1]
+    for kind, M, _ in chain:
+        d_out = M.shape[1] if kind == "project" else d_out
+    out = np.empty((rows.size, d_out))
+    for part in _chunks(rows.size, X.shape[1]):
+        x = X[rows[part]]
+        for kind, M, c in chain:
+            x = x @ M + c if kind == "project" else x * M + c
+        out[part] = x
+    return out
+
+
+def _streamable(step):
+    """(kind, q) of a step the streamed path fits, or None."""
+    if step in ("center", "zscore"):
+        return step, None
+    if isinstance(step, dict) and set(step) == {"pca"}:
+        q = step["pca"]
+        if not isinstance(q, bool) and isinstance(q, (int, float)):
+            return "pca", q
+    return None
+
+
+def fit_transform_rows(steps: list, X, train: np.ndarray, test: np.ndarray):
+    """Fit `steps` on `X[train]`; return (X[train]', X[test]', info), streaming over rows when
+    the steps allow it (see the module docstring), else through `fit_transform`."""
+    expanded = expand(steps)
+    kinds = [_streamable(s) for s in expanded]
+    streamable = (expanded and not sp.issparse(X) and all(kinds)
+                  and not (any(k == "pca" for k, _ in kinds) and X.shape[1] > train.size))
+    if not streamable:
+        return fit_transform(steps, X[train], X[test])
+    for i, step in enumerate(expanded):
+        _step(step, i, sparse=False)  # the same checks and messages as the in-memory path
+    chain, info = fit(expanded, X, train)
+    if expanded != list(steps):
+        info["expanded_steps"] = expanded
+    return apply(chain, X, train), apply(chain, X, test), info

@@ -1,4 +1,4 @@
-"""Result records -> MLflow, by one writer, idempotently.
+"""Result records -> MLflow, idempotently, also when several ingests run at once.
 
 Layout (DESIGN.md section 2): one experiment per benchmark; one parent run per (data set, method,
 parameters) holding mean/std metrics and the mean of each curve over the splits (metric history
@@ -6,6 +6,18 @@ parameters) holding mean/std metrics and the mean of each curve over the splits 
 record as an artifact, and the record's content hash in a tag. Runs are found again by their
 `dmlbench.key` tag, so ingesting the same records twice updates nothing, and a changed record
 updates its run instead of adding one.
+
+Concurrency. MLflow has no transactions and no unique constraint on tags, so two ingests of the
+same key (two workflows tracking into one experiment, or a rerun next to a killed one) may both
+create a run. Each ingest therefore (1) reuses an existing run of a key when it finds one, (2)
+finishes every run it writes (status FINISHED last), and (3) then resolves duplicates among the
+keys it wrote: the winner is the FINISHED run with the oldest start time (ties by run id), every
+other run of that key is deleted, and the winner's children point to the winning parent. The rule
+needs no coordination: the oldest finished run is never deleted by anyone, and the last ingest to
+finish sees every finished run, so exactly one run per key remains. An ingest whose own run was
+deleted under it (a sibling had finished first) adopts the winner. A run left RUNNING by a killed
+ingest is reused by the next ingest of its key, or deleted once a finished sibling exists.
+Readers (the report) take the winner among duplicates they may see meanwhile (`canonical_runs`).
 """
 
 from __future__ import annotations
@@ -68,19 +80,34 @@ def experiment_id(mlclient, name: str) -> str:
         return mlclient.get_experiment_by_name(name).experiment_id
 
 
-def existing_runs(mlclient, exp_id: str) -> dict[str, object]:
-    """The experiment's dmlbench runs by key (the oldest run wins if a key occurs twice)."""
-    found: dict[str, object] = {}
+def _rank(run) -> tuple:
+    """Order of precedence among runs of one key: finished first, then the oldest, then by id."""
+    return (run.info.status != "FINISHED", run.info.start_time or 0, run.info.run_id)
+
+
+def existing_runs(mlclient, exp_id: str) -> dict[str, list]:
+    """The experiment's active dmlbench runs by key, each list in order of precedence."""
+    found: dict[str, list] = defaultdict(list)
     token = None
     while True:
         page = mlclient.search_runs([exp_id], filter_string=f"tags.`{KIND}` != ''",
-                                    max_results=1000, page_token=token,
-                                    order_by=["attributes.start_time ASC"])
+                                    max_results=1000, page_token=token)
         for run in page:
-            found.setdefault(run.data.tags.get(KEY), run)
+            found[run.data.tags.get(KEY)].append(run)
         token = page.token
         if not token:
-            return found
+            return {key: sorted(runs, key=_rank) for key, runs in found.items()}
+
+
+def canonical_runs(frame):
+    """One row per `dmlbench.key` of a `mlflow.search_runs` DataFrame: the run that wins among
+    duplicates (see `ingest`), so readers agree with writers while two ingests overlap."""
+    column = f"tags.{KEY}"
+    if frame.empty or column not in frame:
+        return frame
+    unfinished = frame["status"] != "FINISHED"
+    order = frame.assign(_unfinished=unfinished).sort_values(["_unfinished", "start_time", "run_id"])
+    return order.drop_duplicates(column).drop(columns="_unfinished").sort_index()
 
 
 def _batches(items, size):
@@ -202,10 +229,82 @@ def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str
     return mlclient.create_run(exp_id, tags=tags, run_name=name).info.run_id
 
 
+def _write_child(mlclient, run_id: str, record: dict, digest: str, folder: Path) -> None:
+    """Log a split record into its run (metrics, fit info, curves, the record and its arrays as
+    artifacts), FINISHED last; `folder` holds the record file (arrays are named relative to it)."""
+    fit_metrics, fit_histories, fit_tags = _fit_info_entries(record["fit_info"])
+    tags = {**_tags(record, "split"), **fit_tags, HASH: digest,
+            "dmlbench.split": record["split"]["index"]}
+    curves = {f"curve.{k}": v for k, v in record.get("curves", {}).items()}
+    _log(mlclient, run_id, {**_split_metrics(record), **fit_metrics},
+         _flat_params(record), tags, {**fit_histories, **curves})
+    _log_record_artifact(mlclient, run_id, record)
+    if "arrays" in record:
+        _log_arrays_artifact(mlclient, run_id, folder, record["arrays"])
+    mlclient.set_terminated(run_id)
+
+
+def _deleted(mlclient, run_id: str) -> bool:
+    return mlclient.get_run(run_id).info.lifecycle_stage == "deleted"
+
+
+def _write(mlclient, exp_id: str, key: str, run_id: str, write) -> str:
+    """`write(run_id)`; if a concurrent ingest deleted that run meanwhile (its sibling finished
+    first), write into the key's winner instead. Returns the run written."""
+    from mlflow.exceptions import MlflowException
+
+    for _ in range(3):
+        try:
+            write(run_id)
+            return run_id
+        except MlflowException:
+            if not _deleted(mlclient, run_id):
+                raise
+        runs = existing_runs(mlclient, exp_id).get(key)
+        if not runs:
+            raise RuntimeError(f"MLflow run {run_id} of key {key} was deleted and no other "
+                               "run of that key exists")
+        run_id = runs[0].info.run_id
+    raise RuntimeError(f"could not write MLflow runs of key {key}: deleted three times")
+
+
+def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
+    """Keep one run per key of `keys` (the oldest FINISHED one), delete the others, point the
+    winning children to the winning parent. Returns {key: winning run id}."""
+    from mlflow.exceptions import MlflowException
+
+    runs = existing_runs(mlclient, exp_id)
+    winners = {}
+    for key in keys:
+        candidates = runs.get(key, [])
+        if not candidates:
+            continue
+        winners[key] = candidates[0].info.run_id
+        if candidates[0].info.status != "FINISHED":
+            continue  # nothing finished yet: leave the writers alone
+        for loser in candidates[1:]:
+            try:
+                mlclient.delete_run(loser.info.run_id)
+            except MlflowException:
+                pass  # deleted by a concurrent ingest already
+    for key in keys:
+        run = runs.get(key, [None])[0]
+        if run is None or run.data.tags.get(KIND) != "split":
+            continue
+        parent = winners.get(run.data.tags.get("dmlbench.parent_key"))
+        if parent and run.data.tags.get("mlflow.parentRunId") != parent:
+            mlclient.set_tag(run.info.run_id, "mlflow.parentRunId", parent)
+    return winners
+
+
+def _config_key(config: dict) -> str:
+    return "config:" + hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> str:
     """One run (kind 'benchmark') per distinct config of the experiment, holding the config as an
     artifact, so a report built from MLflow alone knows e.g. the paper tables to compare with."""
-    key = "config:" + hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    key = _config_key(config)
     run = known.get(key)
     if run is not None:
         return run.info.run_id
@@ -234,7 +333,7 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
     experiment = experiment or (loaded[0] if loaded else documents[0])["benchmark"]
     mlclient = client()
     exp_id = experiment_id(mlclient, experiment)
-    known = existing_runs(mlclient, exp_id)
+    known = {key: runs[0] for key, runs in existing_runs(mlclient, exp_id).items()}
     groups: dict[str, list[dict]] = defaultdict(list)
     for record in loaded:
         groups[record["parent_key"]].append(record)
@@ -251,39 +350,44 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
         curves = _mean_curves(group)
         parent = known.get(parent_key)
         parent_id = parent.info.run_id if parent else _start(mlclient, exp_id, parent_key, "parent", name)
-        stale = parent is None or any(
+        stale = parent is None or parent.info.status != "FINISHED" or any(
             parent.data.metrics.get(k) != v for k, v in summary.items()) or any(
             k not in parent.data.metrics for k in curves)
         if stale:
-            _log(mlclient, parent_id, summary, _flat_params(first), _tags(first, "parent"),
-                 histories=curves)
-            mlclient.set_terminated(parent_id)
+            def write_parent(run_id, first=first, summary=summary, curves=curves):
+                _log(mlclient, run_id, summary, _flat_params(first), _tags(first, "parent"),
+                     histories=curves)
+                mlclient.set_terminated(run_id)
+
+            parent_id = _write(mlclient, exp_id, parent_key, parent_id, write_parent)
         children = {}
         for record in group:
             key = record["job_key"]
             digest = f"{LAYOUT_VERSION}:{records.content_hash(record)}"
             run = known.get(key)
-            if run is not None and run.data.tags.get(HASH) == digest:
+            if (run is not None and run.data.tags.get(HASH) == digest
+                    and run.info.status == "FINISHED"):
                 counts["unchanged"] += 1
                 children[key] = run.info.run_id
                 continue
             run_id = run.info.run_id if run else _start(
                 mlclient, exp_id, key, "split", f"{name} / split {record['split']['index']}", parent_id)
-            fit_metrics, fit_histories, fit_tags = _fit_info_entries(record["fit_info"])
-            tags = {**_tags(record, "split"), **fit_tags, HASH: digest,
-                    "dmlbench.split": record["split"]["index"]}
-            curves = {f"curve.{k}": v for k, v in record.get("curves", {}).items()}
-            _log(mlclient, run_id, {**_split_metrics(record), **fit_metrics},
-                 _flat_params(record), tags, {**fit_histories, **curves})
-            _log_record_artifact(mlclient, run_id, record)
-            if "arrays" in record:
-                _log_arrays_artifact(mlclient, run_id, folder[key], record["arrays"])
-            mlclient.set_terminated(run_id)
+            children[key] = _write(mlclient, exp_id, key, run_id,
+                                   lambda rid, record=record, digest=digest:
+                                   _write_child(mlclient, rid, record, digest, folder[key]))
             counts["updated" if run else "created"] += 1
-            children[key] = run_id
         out["parents"][parent_key] = {"run_id": parent_id, "dataset": first["dataset"]["label"],
                                       "method": first["method"]["label"], "children": children}
     out["validation"] = _ingest_validation(mlclient, exp_id, known, documents, counts)
+    config_keys = {_config_key(config)} if config is not None else set()
+    winners = resolve_duplicates(mlclient, exp_id, set(groups) | {r["job_key"] for r in loaded}
+                                 | config_keys | set(out["validation"]))
+    if config is not None:
+        out["config_run_id"] = winners.get(_config_key(config), out["config_run_id"])
+    for parent_key, entry in out["parents"].items():
+        entry["run_id"] = winners.get(parent_key, entry["run_id"])
+        entry["children"] = {k: winners.get(k, v) for k, v in entry["children"].items()}
+    out["validation"] = {k: winners.get(k, v) for k, v in out["validation"].items()}
     out["counts"] = counts
     return out
 
@@ -312,7 +416,8 @@ def _ingest_validation(mlclient, exp_id: str, known: dict, documents: list[dict]
             stable = {k: (None if k in _VOLATILE_VALIDATION else v) for k, v in row.items()}
             digest = _digest({**identity, "result": stable}, 64)  # a new field updates the run
             run = known.get(key)
-            if run is not None and run.data.tags.get(HASH) == digest:
+            if (run is not None and run.data.tags.get(HASH) == digest
+                    and run.info.status == "FINISHED"):
                 counts["unchanged"] += 1
                 out[key] = run.info.run_id
                 continue

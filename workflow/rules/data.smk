@@ -38,6 +38,9 @@ rule dataset:
     output:
         npz=f"{CACHE}/datasets/{{name}}.npz",
         meta=f"{CACHE}/datasets/{{name}}.json",
+    resources:
+        mem_mb=lambda wildcards: dmlresources.for_dataset(wildcards.name)["mem_mb"],
+        runtime=lambda wildcards: dmlresources.for_dataset(wildcards.name)["runtime"],
     log:
         f"logs/datasets/{{name}}.log",
     conda:
@@ -54,6 +57,9 @@ rule split:
         f"{CACHE}/splits/{{name}}/{{split_id}}.npz",
     params:
         args=_split_args,
+    resources:
+        mem_mb=1000,
+        runtime=10,
     log:
         f"logs/splits/{{name}}/{{split_id}}.log",
     conda:

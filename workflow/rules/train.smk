@@ -6,6 +6,11 @@ def _job(wildcards):
     return dmlconfig.job_of(CFG, wildcards.dataset, wildcards.method, int(wildcards.part))
 
 
+def _resources(wildcards):
+    """threads, mem_mb and runtime (minutes) from the data-set size (dmlbench.resources)."""
+    return dmlresources.for_job(CFG, _job(wildcards))
+
+
 def _job_inputs(wildcards):
     name = dmlconfig.dataset_name(CFG, wildcards.dataset)
     npz, meta = dmlconfig.dataset_paths(CFG, name)
@@ -24,9 +29,10 @@ rule run_job:
         f"results/{BENCH}/runs/{{dataset}}/{{method}}/part{{part}}.json",
     params:
         job=_job_spec,
-    threads: lambda wildcards: CFG["methods"][wildcards.method].get("threads", 1)
+    threads: lambda wildcards: _resources(wildcards)["threads"]
     resources:
-        mem_mb=lambda wildcards: CFG["methods"][wildcards.method].get("mem_mb", 2000),
+        mem_mb=lambda wildcards: _resources(wildcards)["mem_mb"],
+        runtime=lambda wildcards: _resources(wildcards)["runtime"],
     log:
         f"logs/{BENCH}/{{dataset}}/{{method}}/part{{part}}.log",
     conda:

@@ -65,10 +65,11 @@ def array_sha256(X, y: np.ndarray) -> str:
         X = _canonical_csr(X)
         h.update(np.asarray(X.shape, dtype=np.int64).tobytes())
         for part, dtype in ((X.data, np.float64), (X.indices, np.int64), (X.indptr, np.int64)):
-            h.update(np.ascontiguousarray(part, dtype=dtype).tobytes())
+            h.update(np.ascontiguousarray(part, dtype=dtype))
     else:
-        h.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
-    h.update(np.ascontiguousarray(y, dtype=np.int64).tobytes())
+        # the array's buffer, not a .tobytes() copy (a data set's size less in peak memory)
+        h.update(np.ascontiguousarray(X, dtype=np.float64))
+    h.update(np.ascontiguousarray(y, dtype=np.int64))
     return h.hexdigest()
 
 

@@ -16,7 +16,7 @@ def _search(experiment: str, kind: str) -> pd.DataFrame:
         filter_string=f"tags.`{tracking.KIND}` = '{kind}'",
         output_format="pandas",
     )
-    return frame
+    return tracking.canonical_runs(frame)
 
 
 def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:

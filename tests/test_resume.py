@@ -1,0 +1,167 @@
+"""Kill and resume: `snakemake` on config/smoke.yaml is interrupted mid-run (Ctrl-C, i.e. SIGINT
+to its process group; or SIGKILL of the snakemake process alone, whose running jobs go on as
+orphans), then the same command is run again. It must finish without redoing finished jobs, no
+partial record, cache, report or MLflow artifact may appear at any point, each run must be in
+MLflow exactly once, and the records must equal those of the uninterrupted run (`smoke_run`,
+`--cores 2`) apart from timings and environment, also when resumed with `--cores 1`."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import mlflow
+import pandas as pd
+import pytest
+
+from conftest import SNAKEMAKE, copy_project, snakemake
+from dmlbench import records
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+CONFIG = ("--configfile", "config/smoke.yaml")
+N_JOBS = 8  # (data set, method) pairs of config/smoke.yaml, one job each
+
+
+def partial_files(work: Path) -> list[str]:
+    """Files at their final paths that are not complete: invalid records, truncated data-set or
+    split caches, PNG figures without their end chunk, unreadable CSV tables or reports."""
+    bad = []
+    for path in (work / "results").rglob("part*.json"):
+        try:
+            records.read(path)
+        except (ValueError, OSError):
+            bad.append(str(path))
+    for path in (work / "resources").rglob("*.npz"):
+        import numpy as np
+
+        try:
+            with np.load(path) as npz:
+                [npz[k] for k in npz.files]
+        except Exception:  # noqa: BLE001 - any failure to read is a partial file
+            bad.append(str(path))
+    for path in list((work / "resources").rglob("*.json")) + list(work.glob("results/*/tracking.json")):
+        try:
+            json.loads(path.read_text())
+        except (ValueError, OSError):
+            bad.append(str(path))
+    for path in (work / "reports").rglob("*.png"):
+        if not path.read_bytes().endswith(b"IEND\xaeB`\x82"):
+            bad.append(str(path))
+    for path in (work / "reports").rglob("*.csv"):
+        try:
+            pd.read_csv(path)
+        except (ValueError, OSError):
+            bad.append(str(path))
+    for path in (work / "reports").rglob("index.html"):
+        if not path.read_text().rstrip().endswith("</html>"):
+            bad.append(str(path))
+    return bad
+
+
+def interrupt(work: Path, env: dict, sig: int, cores: str, after_records: int) -> dict[str, float]:
+    """Start the workflow, check for partial files while it runs, send `sig` once
+    `after_records` record files exist (the oldest at least 5 s old). Returns {record: time
+    first seen}."""
+    log = open(work / "interrupted.log", "w")
+    proc = subprocess.Popen([SNAKEMAKE, "--cores", cores, *CONFIG], cwd=work, env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    seen: dict[str, float] = {}
+    deadline = time.monotonic() + 600
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            now = time.monotonic()
+            for path in (work / "results").rglob("part*.json"):
+                seen.setdefault(str(path), now)
+            assert not partial_files(work)
+            if len(seen) >= after_records and now - min(seen.values()) >= 5:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the workflow ended before it could be interrupted"
+        assert len(seen) < N_JOBS
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)  # Ctrl-C: the whole foreground process group
+        else:
+            os.kill(proc.pid, sig)  # kill -9 of snakemake alone: its jobs go on
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+    return seen
+
+
+def wait_for_orphans(work: Path, timeout: float = 300) -> None:
+    """Wait until no process runs in `work` (the jobs of a killed snakemake)."""
+    import psutil
+
+    def running():
+        out = []
+        for p in psutil.process_iter(["cwd"]):
+            try:
+                if p.info["cwd"] and Path(p.info["cwd"]) == work and p.pid != os.getpid():
+                    out.append(p)
+            except psutil.Error:
+                pass
+        return out
+
+    deadline = time.monotonic() + timeout
+    while running() and time.monotonic() < deadline:
+        assert not partial_files(work)
+        time.sleep(0.2)
+    assert not running()
+
+
+def mlflow_runs(uri: str) -> pd.DataFrame:
+    mlflow.set_tracking_uri(uri)
+    return mlflow.search_runs(experiment_names=["smoke"], filter_string="tags.`dmlbench.kind` != ''")
+
+
+def stable_hashes(work: Path) -> dict[str, str]:
+    return {r["job_key"]: records.content_hash(r)
+            for path in (work / "results/smoke/runs").rglob("part*.json")
+            for r in records.read(path)}
+
+
+@pytest.mark.parametrize("sig, cores", [(signal.SIGINT, "2"), (signal.SIGKILL, "1")],
+                         ids=["SIGINT", "SIGKILL"])
+def test_killed_workflow_resumes_without_redoing_finished_jobs(sig, cores, tmp_path, smoke_run):
+    work = copy_project(tmp_path)
+    uri = f"sqlite:///{work / 'mlruns.db'}"
+    env = {**os.environ, "MLFLOW_TRACKING_URI": uri}
+    seen = interrupt(work, env, sig, cores, after_records=2)
+    killed_at = time.monotonic()
+    if sig == signal.SIGKILL:
+        wait_for_orphans(work)
+    assert not partial_files(work)
+    finished = {path: Path(path).read_bytes() for path, t in seen.items() if killed_at - t >= 5}
+    assert finished
+
+    if sig == signal.SIGKILL:  # a killed snakemake leaves its lock (it cannot tell it died)
+        unlock = snakemake(work, "--unlock", *CONFIG, env=env)
+        assert unlock.returncode == 0, unlock.stderr[-2000:]
+    rerun = snakemake(work, "--cores", cores, *CONFIG, env=env)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    log = rerun.stdout + rerun.stderr
+    assert log.count("rule run_job:") <= N_JOBS - len(finished)
+    for path, content in finished.items():
+        assert Path(path).read_bytes() == content, f"{path} was redone"
+    assert not partial_files(work)
+    assert not [p for p in work.rglob("*.tmp")], "a temporary file was left behind"
+
+    # MLflow: each parent and split run exactly once, its record artifact complete
+    runs = mlflow_runs(uri)
+    assert runs["tags.dmlbench.key"].is_unique
+    assert (runs["tags.dmlbench.kind"] == "parent").sum() == N_JOBS
+    splits = runs[runs["tags.dmlbench.kind"] == "split"]
+    assert len(splits) == 2 * N_JOBS and set(splits["status"]) == {"FINISHED"}
+    hashes = stable_hashes(work)
+    client = mlflow.MlflowClient(uri)
+    for run_id, key in zip(splits["run_id"], splits["tags.dmlbench.key"]):
+        artifact = Path(client.download_artifacts(run_id, "record.json", str(tmp_path / run_id)))
+        assert records.content_hash(json.loads(artifact.read_text())) == hashes[key]
+    # determinism: the same records as the uninterrupted run with --cores 2
+    reference, _ = smoke_run
+    assert hashes == stable_hashes(reference)
