@@ -61,7 +61,12 @@ def test_two_workflows_track_into_one_experiment_at_once(server, smoke_run, tmp_
     for work in works:
         shutil.copytree(reference, work, ignore=shutil.ignore_patterns(
             "mlruns.db", "mlartifacts", "reports", "tracking.json", "changed.yaml"))
-    procs = [subprocess.Popen([SNAKEMAKE, "--cores", "1", "--configfile", "config/smoke.yaml"],
+    # a part of the smoke config (the race, not the amount of data, is under test)
+    smoke = yaml.safe_load((reference / "config/smoke.yaml").read_text())
+    smoke["methods"] = {name: smoke["methods"][name] for name in ("euclidean", "nca")}
+    for work in works:
+        (work / "config/shared.yaml").write_text(yaml.safe_dump(smoke))
+    procs = [subprocess.Popen([SNAKEMAKE, "--cores", "1", "--configfile", "config/shared.yaml"],
                               cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)
              for work in works]
@@ -69,7 +74,6 @@ def test_two_workflows_track_into_one_experiment_at_once(server, smoke_run, tmp_
     for proc, out in zip(procs, outputs):
         assert proc.returncode == 0, out[-3000:]
         assert "rule run_job" not in out and "localrule track" in out
-    smoke = yaml.safe_load((reference / "config/smoke.yaml").read_text())
     n = len(smoke["datasets"]) * len(smoke["methods"])
     assert_exactly_once(runs_of(server.uri, "smoke"), n, 2 * n)
     for work in works:
@@ -79,7 +83,7 @@ def test_two_workflows_track_into_one_experiment_at_once(server, smoke_run, tmp_
 
 def test_racing_ingests_leave_each_run_exactly_once(server, smoke_run):
     reference, _ = smoke_run
-    files = sorted(str(p) for p in (reference / "results/smoke/runs").rglob("part*.json"))
+    files = sorted(str(p) for p in (reference / "results/smoke/runs").rglob("part*.json"))[:6]
     env = {**os.environ, "MLFLOW_TRACKING_URI": server.uri}
     cmd = [sys.executable, "-m", "dmlbench.cli", "ingest", *files, "--experiment", "race"]
 

@@ -207,3 +207,13 @@ def test_an_ingest_killed_mid_run_is_completed_by_the_next(mlflow_uri, record_fi
     assert again["counts"] == {"created": 0, "updated": 1, "unchanged": 3}
     assert client.get_run(run_id).info.status == "FINISHED"
     assert len(_runs("split")) == 4
+
+
+def test_content_hash_ignores_timings_and_self_measured_seconds_only():
+    record = {"metrics": {"accuracy_k1": 0.9}, "timings": {"fit_wall_s": 1.0},
+              "fit_info": {"lam": 1.0, "cv_s": 0.5}}
+    other_times = {**record, "timings": {"fit_wall_s": 2.0},
+                   "fit_info": {"lam": 1.0, "cv_s": 0.7}}
+    assert records.content_hash(record) == records.content_hash(other_times)
+    other_choice = {**record, "fit_info": {"lam": 10.0, "cv_s": 0.5}}
+    assert records.content_hash(record) != records.content_hash(other_choice)

@@ -10,7 +10,7 @@ import yaml
 from loopback import serve, uci_dir
 from conftest import copy_project, snakemake
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 UCI_DIR = uci_dir()
 
 

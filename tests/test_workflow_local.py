@@ -10,7 +10,7 @@ import yaml
 from dmlbench import tracking
 from test_workflow import copy_project, snakemake
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
 CONFIG = {
     "benchmark": "localsmoke",

@@ -111,8 +111,12 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
 
 
 def content_hash(record: dict) -> str:
-    """sha256 of the record without its volatile sections: equal for an identical rerun."""
+    """sha256 of the record without its volatile parts (`VOLATILE` sections, and the `fit_info`
+    entries whose key ends in `_s`: seconds a method measured itself, e.g. a CV search's time):
+    equal for an identical rerun."""
     stable = {k: v for k, v in record.items() if k not in VOLATILE}
+    if "fit_info" in stable:
+        stable["fit_info"] = {k: v for k, v in stable["fit_info"].items() if not k.endswith("_s")}
     return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()
 
 

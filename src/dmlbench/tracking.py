@@ -293,7 +293,11 @@ def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
             continue
         parent = winners.get(run.data.tags.get("dmlbench.parent_key"))
         if parent and run.data.tags.get("mlflow.parentRunId") != parent:
-            mlclient.set_tag(run.info.run_id, "mlflow.parentRunId", parent)
+            try:
+                mlclient.set_tag(run.info.run_id, "mlflow.parentRunId", parent)
+            except MlflowException:
+                if not _deleted(mlclient, run.info.run_id):
+                    raise  # deleted meanwhile by a concurrent ingest, which resolves it later
     return winners
 
 
