@@ -18,9 +18,9 @@ CFG = {
 }
 
 
-@pytest.fixture
-def record_files(tmp_path):
-    cfg = copy.deepcopy(CFG)
+def run_jobs(cfg: dict, tmp_path, out_dir, keep_arrays: bool = False) -> list:
+    """Run every job of `cfg` on iris (cache and splits under tmp_path); one record file per
+    method in out_dir (with the methods' arrays beside it if keep_arrays)."""
     cfg["data"] = {"cache": str(tmp_path / "cache")}
     cfg = config.check(cfg)
     ds = data.ensure("iris", cfg["data"]["cache"])
@@ -30,10 +30,16 @@ def record_files(tmp_path):
     paths = []
     for j in config.jobs(cfg):
         spec = config.job_spec(cfg, j.dataset, j.method, j.splits)
-        path = tmp_path / f"{j.method}.json"
-        records.write(path, job.run(spec, progress=False))
+        path = out_dir / f"{j.method}.json"
+        records.write(path, job.run(spec, progress=False,
+                                    record_path=path if keep_arrays else None))
         paths.append(path)
     return paths
+
+
+@pytest.fixture
+def record_files(tmp_path):
+    return run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
 
 
 def _runs(kind):
@@ -115,18 +121,7 @@ def test_method_arrays_go_from_the_job_to_mlflow_and_back(mlflow_uri, tmp_path):
     cfg = copy.deepcopy(CFG)
     cfg["methods"] = {"nca": {"params": {"n_components": 2, "max_iter": 5}},
                       "rca": None}  # rca keeps 4 components: no arrays
-    cfg["data"] = {"cache": str(tmp_path / "cache")}
-    cfg = config.check(cfg)
-    ds = data.ensure("iris", cfg["data"]["cache"])
-    protocol = config.dataset_protocol(cfg, "iris")
-    protocols.save_splits(config.split_path(cfg, "iris"),
-                          protocols.make_splits(ds.y, protocol, 0), protocol, 0, ds.meta["sha256"])
-    paths = []
-    for j in config.jobs(cfg):
-        spec = config.job_spec(cfg, j.dataset, j.method, j.splits)
-        path = tmp_path / "runs" / f"{j.method}.json"
-        records.write(path, job.run(spec, progress=False, record_path=path))
-        paths.append(path)
+    paths = run_jobs(cfg, tmp_path, tmp_path / "runs", keep_arrays=True)
     nca_records = records.read(paths[0])
     assert all("arrays" not in r for r in records.read(paths[1]))
     entry = nca_records[1]["arrays"]

@@ -244,6 +244,12 @@ def _write_child(mlclient, run_id: str, record: dict, digest: str, folder: Path)
     mlclient.set_terminated(run_id)
 
 
+def _up_to_date(run, digest: str) -> bool:
+    """The run exists, finished, and holds the content with this digest (nothing to log)."""
+    return (run is not None and run.data.tags.get(HASH) == digest
+            and run.info.status == "FINISHED")
+
+
 def _deleted(mlclient, run_id: str) -> bool:
     return mlclient.get_run(run_id).info.lifecycle_stage == "deleted"
 
@@ -369,8 +375,7 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
             key = record["job_key"]
             digest = f"{LAYOUT_VERSION}:{records.content_hash(record)}"
             run = known.get(key)
-            if (run is not None and run.data.tags.get(HASH) == digest
-                    and run.info.status == "FINISHED"):
+            if _up_to_date(run, digest):
                 counts["unchanged"] += 1
                 children[key] = run.info.run_id
                 continue
@@ -420,8 +425,7 @@ def _ingest_validation(mlclient, exp_id: str, known: dict, documents: list[dict]
             stable = {k: (None if k in _VOLATILE_VALIDATION else v) for k, v in row.items()}
             digest = _digest({**identity, "result": stable}, 64)  # a new field updates the run
             run = known.get(key)
-            if (run is not None and run.data.tags.get(HASH) == digest
-                    and run.info.status == "FINISHED"):
+            if _up_to_date(run, digest):
                 counts["unchanged"] += 1
                 out[key] = run.info.run_id
                 continue
@@ -434,10 +438,12 @@ def _ingest_validation(mlclient, exp_id: str, known: dict, documents: list[dict]
             tags = {KIND: mvce_validation.KIND, HASH: digest, "dmlbench.dataset": label,
                     "dmlbench.benchmark": doc["benchmark"],
                     "dmlbench.git_commit": doc["environment"]["git_commit"]}
-            _log(mlclient, run_id, {k: v for k, v in row.items() if _is_number(v)}, params, tags)
-            mlclient.set_terminated(run_id)
+            def write_validation(rid, row=row, params=params, tags=tags):
+                _log(mlclient, rid, {k: v for k, v in row.items() if _is_number(v)}, params, tags)
+                mlclient.set_terminated(rid)
+
+            out[key] = _write(mlclient, exp_id, key, run_id, write_validation)
             counts["updated" if run else "created"] += 1
-            out[key] = run_id
     return out
 
 

@@ -48,7 +48,7 @@ import scipy.sparse
 from ..neighbors import euclidean_kneighbors
 from .base import LinearMetric
 from .registry import register
-from .selection import check_grid, check_k_grid, cross_validate_knn
+from .selection import check_grid, check_k_grid, search_parameter
 
 #: eigenvalues of X_S below this fraction of the largest are floored there
 XS_FLOOR = 1e-10
@@ -265,19 +265,8 @@ class DMLEig(LinearMetric):
         self.cv_info_ = {}
         mu = float(self.mu)
         if self.mu_grid is not None:
-            start = time.perf_counter()
-            grid = sorted(check_grid("mu_grid", self.mu_grid, positive=True), reverse=True)
-            ks = check_k_grid(self.k_grid) if self.k_grid is not None else [1]
-            params = {k: v for k, v in self.get_params().items()
-                      if k not in ("mu", "mu_grid", "k_grid")}
-            chosen = cross_validate_knn(lambda p: DMLEig(**params, **p), X, y,
-                                        [{"mu": v} for v in grid], ks, folds=self.cv,
-                                        random_state=self.random_state)
-            mu = grid[chosen.index]
-            if self.k_grid is not None:
-                self.selected_k_ = chosen.k
-            self.cv_info_ = {"mu_grid": grid, "cv_accuracy": chosen.accuracy_of_chosen_k(ks),
-                             "cv_k": chosen.k, "cv_s": time.perf_counter() - start}
+            mu, self.selected_k_, self.cv_info_ = search_parameter(self, "mu", X, y,
+                                                                   positive=True)
         start = time.perf_counter()
         sim = similar_pairs(X, y, int(self.n_similar))
         dis = dissimilar_pairs(X, y, self.dissimilar)

@@ -37,7 +37,7 @@ import scipy.sparse
 from ..neighbors import euclidean_kneighbors
 from .base import KNeighborsMethod, check_query, check_training_data
 from .registry import register
-from .selection import check_grid, check_k_grid, cross_validate_knn
+from .selection import check_grid, check_k_grid, search_parameter
 
 SOLVERS = ("auto", "primal", "dual")
 
@@ -162,20 +162,7 @@ class _Move(KNeighborsMethod):
         self.cv_info_ = {}
         lam = float(self.lam)
         if self.lam_grid is not None:
-            start = time.perf_counter()
-            # strongest regularisation first: it wins ties
-            grid = sorted(check_grid("lam_grid", self.lam_grid), reverse=True)
-            ks = check_k_grid(self.k_grid) if self.k_grid is not None else [1]
-            params = {k: v for k, v in self.get_params().items()
-                      if k not in ("lam", "lam_grid", "k_grid")}
-            chosen = cross_validate_knn(
-                lambda p: type(self)(**params, **p), X, y, [{"lam": v} for v in grid], ks,
-                folds=self.cv, random_state=self.random_state)
-            lam = grid[chosen.index]
-            if self.k_grid is not None:
-                self.selected_k_ = chosen.k
-            self.cv_info_ = {"lam_grid": grid, "cv_accuracy": chosen.accuracy_of_chosen_k(ks),
-                             "cv_k": chosen.k, "cv_s": time.perf_counter() - start}
+            lam, self.selected_k_, self.cv_info_ = search_parameter(self, "lam", X, y)
         start = time.perf_counter()
         self.lam_ = lam
         self.sources_, self.targets_ = same_class_targets(X, y, self.n_targets)

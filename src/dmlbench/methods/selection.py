@@ -10,6 +10,7 @@ from one neighbour list.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -81,3 +82,23 @@ def cross_validate_knn(factory: Callable[[dict], object], X: np.ndarray, y: np.n
     order = [(c, j) for j in range(len(ks)) for c in range(len(candidates))]
     best = max(order, key=lambda cj: (mean[cj], -cj[1], -cj[0]))
     return Selection(index=best[0], k=ks[best[1]], accuracy=mean)
+
+
+def search_parameter(est, name: str, X: np.ndarray, y: np.ndarray,
+                     positive: bool = False) -> tuple[float, int | None, dict]:
+    """Choose `est`'s scalar parameter `name` from `<name>_grid` (and the test-time k from
+    `k_grid`, if set) by `est.cv`-fold `cross_validate_knn` on (X, y); ties go to the larger
+    value (the strongest regularisation is tried first). Returns (value, chosen k or None, the
+    search's `fit_info` entries: grid, CV accuracy per value, chosen k, seconds `cv_s`)."""
+    start = time.perf_counter()
+    grid_name = f"{name}_grid"
+    grid = sorted(check_grid(grid_name, getattr(est, grid_name), positive=positive), reverse=True)
+    k_grid = getattr(est, "k_grid", None)
+    ks = check_k_grid(k_grid) if k_grid is not None else [1]
+    params = {k: v for k, v in est.get_params().items() if k not in (name, grid_name, "k_grid")}
+    chosen = cross_validate_knn(lambda p: type(est)(**params, **p), X, y,
+                                [{name: v} for v in grid], ks, folds=est.cv,
+                                random_state=est.random_state)
+    info = {grid_name: grid, "cv_accuracy": chosen.accuracy_of_chosen_k(ks), "cv_k": chosen.k,
+            "cv_s": time.perf_counter() - start}
+    return grid[chosen.index], (chosen.k if k_grid is not None else None), info
