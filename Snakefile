@@ -9,8 +9,8 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 from dmlbench import config as dmlconfig
-from dmlbench import resources as dmlresources
-from dmlbench import tracking
+from dmlbench.run import resources as dmlresources
+from dmlbench.records import tracking
 
 min_version("9.0")
 

@@ -9,7 +9,7 @@ Same data for every method: stratified subsets of scikit-learn's digits, centred
 CPU seconds, which a shared machine disturbs less than wall seconds (both are printed). Peak
 memory is the largest traced allocation during the fit (tracemalloc sees numpy buffers), beside
 what one dense N x N float64 matrix takes; BoostMDM-G's distance blocks are capped at
-`dmlbench.neighbors.MAX_BLOCK_BYTES` (64 MiB) rows x N, so its memory stops growing with N^2 there.
+`dmlbench.measure.neighbours.MAX_BLOCK_BYTES` (64 MiB) rows x N, so its memory stops growing with N^2 there.
 """
 
 from __future__ import annotations

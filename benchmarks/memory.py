@@ -7,7 +7,7 @@ runs in a fresh process; we report the whole process's peak resident memory (the
 VmHWM, including the interpreter, imports and loading the cached data set), the job's
 own per-split figures from its record (`peak_rss_mb`, `peak_rss_delta_mb`), and compare them
 against the raw data size and against the memory the workflow reserves for such a job
-(`dmlbench.resources.job_mem_mb`, the stated budget).
+(`dmlbench.run.resources.job_mem_mb`, the stated budget).
 
     python benchmarks/memory.py            # full size (a few minutes on 2 cores)
     python benchmarks/memory.py --quick    # 14000 x 784 (12000 + 2000), seconds
@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dmlbench import config, data, protocols, records, resources
+from dmlbench import config, data, records
 from dmlbench.data.embedded import RawData
+from dmlbench.run import protocols, resources
 
 MiB = 2**20
 
@@ -75,7 +76,7 @@ if sys.argv[1:]:
     from dmlbench.cli import main
     code = main(sys.argv[1:])
 else:
-    import dmlbench.cli, dmlbench.job, dmlbench.methods
+    import dmlbench.cli, dmlbench.run.job, dmlbench.methods
     code = 0
 status = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]
 print('VmHWM', int(status), file=sys.stderr)

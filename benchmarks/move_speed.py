@@ -33,9 +33,10 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dmlbench import data, preprocess, protocols
+from dmlbench import data
 from dmlbench.methods import DMLEig, MoveLabeled
 from dmlbench.methods.move import RidgeMap, same_class_targets
+from dmlbench.run import preprocessing, protocols
 
 
 def timed(fn, repeats=1, clock=time.process_time):
@@ -55,7 +56,7 @@ def digits_pca30(n_train=None):
     split = protocols.make_splits(ds.y, {"kind": "holdout", "repeats": 1, "train_fraction": 0.7},
                                   seed=0)[0]
     train = split.train if n_train is None else split.train[:n_train]
-    X, _, _ = preprocess.fit_transform(["center", {"pca": 30}], ds.X[train], ds.X[split.test])
+    X, _, _ = preprocessing.fit_transform(["center", {"pca": 30}], ds.X[train], ds.X[split.test])
     return X, ds.y[train]
 
 

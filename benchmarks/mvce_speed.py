@@ -1,7 +1,7 @@
 """Speed of the MVCE core and of RMVEM prediction, measured against references in the same run.
 
-1. Titterington (`dmlbench.mvce.titterington`) against the CVXPY reference
-   (`dmlbench.mvce.cvxpy_reference`, Clarabel) on the same random problems, m below and above d:
+1. Titterington (`dmlbench.solvers.mvce.titterington`) against the CVXPY reference
+   (`dmlbench.solvers.mvce.cvxpy_reference`, Clarabel) on the same random problems, m below and above d:
    time per problem, the ratio CVXPY / Titterington (Titterington to tol = 1e-7, and stopped as
    soon as its duality gap is as small as that of CVXPY's solution), and the log-det agreement.
 2. RMVEM prediction on USPS-sized synthetic data (n = 7291, d = 256, m = 50): cost per query,
@@ -20,9 +20,9 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dmlbench import mvce
-from dmlbench.evaluate import PeakMemory
+from dmlbench.measure.evaluation import PeakMemory
 from dmlbench.methods import make
+from dmlbench.solvers import mvce
 
 
 def timed(fn):

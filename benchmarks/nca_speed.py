@@ -29,9 +29,11 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from dmlbench import data, nca, preprocess  # noqa: E402
+from dmlbench import data
+from dmlbench.measure.neighbours import euclidean_kneighbors  # noqa: E402
 from dmlbench.methods import make  # noqa: E402
-from dmlbench.neighbors import euclidean_kneighbors  # noqa: E402
+from dmlbench.run import preprocessing  # noqa: E402
+from dmlbench.solvers import nca_objective
 
 
 def split(name: str, steps: list, seed: int = 0, limit: int | None = None):
@@ -45,7 +47,7 @@ def split(name: str, steps: list, seed: int = 0, limit: int | None = None):
                                    random_state=seed)
         X, y = X[keep], y[keep]
     tr, te = train_test_split(np.arange(y.size), train_size=0.7, stratify=y, random_state=seed)
-    X_train, X_test, _ = preprocess.fit_transform(steps, X[tr], X[te])
+    X_train, X_test, _ = preprocessing.fit_transform(steps, X[tr], X[te])
     return X_train, y[tr], X_test, y[te]
 
 
@@ -69,12 +71,12 @@ def digits_part(repeats: int) -> None:
     sk.n_iter_, sk.verbose = 1, 0
     ml = MLNCA()
     ml.n_iter_, ml.verbose = 1, 0
-    f_ours, _ = nca.objective(A0, X, y)
+    f_ours, _ = nca_objective.objective(A0, X, y)
     f_sk = sk._loss_grad_lbfgs(A0.ravel(), X, mask, 1.0)[0]
     f_ml = ml._loss_grad_lbfgs(A0.ravel(), X, mask, 1.0)[0]
     print(f"\n[1] digits-PCA30: N = {len(y)} training points, D = d = 30; f(A0) = {f_ours:.6f} "
           f"(scikit-learn {f_sk:.6f}, metric-learn {f_ml:.6f})")
-    t_ours = best_of(lambda: nca.objective(A0, X, y), repeats)
+    t_ours = best_of(lambda: nca_objective.objective(A0, X, y), repeats)
     t_sk = best_of(lambda: sk._loss_grad_lbfgs(A0.ravel(), X, mask, -1.0), repeats)
     t_ml = best_of(lambda: ml._loss_grad_lbfgs(A0.ravel(), X, mask, -1.0), repeats)
     print(f"  objective + gradient (best of {repeats}): dmlbench {t_ours * 1e3:.1f} ms | "
@@ -96,7 +98,7 @@ def digits_part(repeats: int) -> None:
             warnings.simplefilter("ignore")
             est.fit(X, y)
         elapsed = time.perf_counter() - start
-        f_final = nca.objective(est.components_, X, y)[0] / len(y)
+        f_final = nca_objective.objective(est.components_, X, y)[0] / len(y)
         result[name] = elapsed
         print(f"  50-iteration L-BFGS fit: {name:12s} {elapsed:7.2f} s  "
               f"(iterations {est.n_iter_}, final f(A)/N = {f_final:.4f})")
@@ -181,7 +183,7 @@ def memory_part(quick: bool) -> None:
         y = rng.integers(0, 2, n)
         A = rng.normal(size=(5, 10)) / np.sqrt(10)
         peaks = []
-        for fn in (lambda: nca.objective(A, X, y),
+        for fn in (lambda: nca_objective.objective(A, X, y),
                    lambda: sk._loss_grad_lbfgs(A.ravel(), X, y[:, None] == y[None, :], -1.0)):
             tracemalloc.start()
             fn()

@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from dmlbench import data, margins
+from dmlbench import data
 from dmlbench.methods import make
 from dmlbench.methods.boost import base_learner
+from dmlbench.solvers import margins
 
 BOOSTED = ["boostmdm", "boostmdm_k", "boostmdm_g", "i_mfa", "gi_relief"]
 

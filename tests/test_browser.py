@@ -20,7 +20,6 @@ from pathlib import Path
 
 import mlflow
 import pytest
-
 from conftest import REPO
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]

@@ -9,7 +9,6 @@ from collections import Counter
 
 import pytest
 import yaml
-
 from conftest import copy_project, snakemake
 from services import SlurmCluster, require_packages
 

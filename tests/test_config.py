@@ -3,8 +3,8 @@
 import copy
 
 import pytest
-
 from conftest import REPO
+
 from dmlbench import config
 
 GOOD = {

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from loopback import uci_dir
 
 from dmlbench import data
 from dmlbench.data import cache, generators
 from dmlbench.data.embedded import RawData
-from loopback import uci_dir
 
 # class counts as documented by UCI / the source package (independent of our loaders)
 EXPECTED = {
@@ -119,7 +119,7 @@ def test_monks_partition_has_uci_sizes_concepts_and_noise(problem):
 
 
 def test_monks_given_split_reaches_the_cache_and_protocol(tmp_path):
-    from dmlbench import protocols
+    from dmlbench.run import protocols
 
     ds = data.ensure("monks-1", tmp_path)
     (split,) = protocols.make_splits(ds.y, {"kind": "given"}, 0, given=ds.given_split)
@@ -273,12 +273,12 @@ def test_gaussian_generator_definition():
 def test_gauss_data_show_hubness_growing_with_dimension():
     """Radovanovic et al. 2010: the N_k distribution of i.i.d. Gaussian data becomes skewed as d
     grows (measured here: N10 skewness about -0.2 at d = 3, 3 to 8 at d = 100)."""
-    from dmlbench import hubness, neighbors
+    from dmlbench.measure import hubness, neighbours
 
     skew = {}
     for d in (3, 100):
         ds = data.build(f"gauss-d{d}")
-        _, ind = neighbors.euclidean_kneighbors(ds.X, ds.X, 10, exclude_self=True)
+        _, ind = neighbours.euclidean_kneighbors(ds.X, ds.X, 10, exclude_self=True)
         skew[d] = hubness.skewness(hubness.k_occurrence(ind, len(ds.X)))
     assert skew[3] < 0.5 < 2 < skew[100]
 
@@ -421,7 +421,8 @@ def test_unavailable_sets_say_why():
 def test_a_job_runs_on_a_sparse_data_set_through_sparse_pca(tmp_path, monkeypatch):
     import scipy.sparse as sp
 
-    from dmlbench import config, job, protocols
+    from dmlbench import config
+    from dmlbench.run import job, protocols
 
     rng = np.random.default_rng(0)
     y = np.repeat(["a", "b"], 30)

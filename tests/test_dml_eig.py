@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from dmlbench.methods import DMLEig
-from dmlbench.methods.dml_eig import dissimilar_pairs, inverse_sqrt, pair_scatter, similar_pairs
+from dmlbench.methods.dml_eig import (
+    dissimilar_pairs,
+    inverse_sqrt,
+    pair_scatter,
+    similar_pairs,
+)
 
 
 def blobs(n=45, d=3, seed=0):

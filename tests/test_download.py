@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from loopback import serve, uci_dir
 
 from dmlbench import data
 from dmlbench.data import availability, download, downloaded, fetchers, formats
 from dmlbench.data.embedded import RawData
 from dmlbench.data.spec import DatasetSpec, RemoteFile
-from loopback import serve, uci_dir
 
 HERE = Path(__file__).resolve().parent
 UCI_DIR = uci_dir()

@@ -8,16 +8,18 @@ import pytest
 import scipy.stats
 from sklearn.neighbors import KNeighborsClassifier
 
-from dmlbench import data, hubness, preprocess, protocols
-from dmlbench.evaluate import accuracy_per_k, evaluate, knn_vote
+from dmlbench import data
+from dmlbench.measure import hubness
+from dmlbench.measure.evaluation import accuracy_per_k, evaluate, knn_vote
 from dmlbench.methods import make
+from dmlbench.run import preprocessing, protocols
 
 
 @pytest.mark.parametrize("name", ["wine", "iris", "wdbc"])
 def test_euclidean_accuracy_equals_scikit_learn(name):
     ds = data.build(name)
     for split in protocols.make_splits(ds.y, {"kind": "holdout", "repeats": 3}, seed=5):
-        Xtr, Xte, _ = preprocess.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
+        Xtr, Xte, _ = preprocessing.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
         ytr, yte = ds.y[split.train], ds.y[split.test]
         est = make("euclidean").fit(Xtr, ytr)
         metrics = evaluate(est, Xte, ytr, yte, [1, 3, 5], 10, timings={})
@@ -86,7 +88,7 @@ def test_hubness_summary_keys():
 def test_dimension_sweep_equals_knn_on_the_leading_components():
     ds = data.build("wine")
     split = protocols.make_splits(ds.y, {"kind": "holdout", "repeats": 1}, seed=2)[0]
-    Xtr, Xte, _ = preprocess.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
+    Xtr, Xte, _ = preprocessing.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
     ytr, yte = ds.y[split.train], ds.y[split.test]
     est = make("pca").fit(Xtr, ytr)
     metrics = evaluate(est, Xte, ytr, yte, [1, 3], 5, timings={}, sweep=True)
@@ -101,7 +103,7 @@ def test_dimension_sweep_equals_knn_on_the_leading_components():
         assert metrics[f"sweep_best_accuracy_k{k}"] == max(curve)
         assert metrics[f"sweep_best_dim_k{k}"] == curve.index(max(curve)) + 1
     # chunking does not change the curve
-    from dmlbench.evaluate import dimension_sweep
+    from dmlbench.measure.evaluation import dimension_sweep
 
     small = dimension_sweep(Zte, Ztr, ytr, yte, [1], max_bytes=8 * len(ytr) * 3)
     assert small[1] == metrics["sweep_accuracy_k1"]
@@ -117,7 +119,7 @@ def _brute_loo_neighbours(Q, X, k):
 def _split(name="wine", seed=5):
     ds = data.build(name)
     split = protocols.make_splits(ds.y, {"kind": "holdout", "repeats": 1}, seed=seed)[0]
-    Xtr, Xte, _ = preprocess.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
+    Xtr, Xte, _ = preprocessing.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
     return Xtr, Xte, ds.y[split.train], ds.y[split.test]
 
 
@@ -183,14 +185,14 @@ def test_unknown_k_selection_is_an_error():
 
 @pytest.mark.parametrize("kernel_mark", [True, False], ids=["VmHWM", "sampled"])
 def test_peak_memory_sees_a_short_lived_allocation(kernel_mark, monkeypatch):
-    from dmlbench import evaluate
+    from dmlbench.measure import evaluation
 
     if not kernel_mark:
-        monkeypatch.setattr(evaluate, "_reset_peak_rss", lambda: False)
-    elif not evaluate._reset_peak_rss():
+        monkeypatch.setattr(evaluation, "_reset_peak_rss", lambda: False)
+    elif not evaluation._reset_peak_rss():
         pytest.skip("no /proc/self/clear_refs on this system")
     into = {}
-    with evaluate.PeakMemory(into, interval=0.001):
+    with evaluation.PeakMemory(into, interval=0.001):
         block = np.ones(200 * 2**20 // 8)  # 200 MiB, touched, then freed at once
         time.sleep(0.05 if not kernel_mark else 0)
         del block

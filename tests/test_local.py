@@ -5,10 +5,10 @@ a per-query least-squares solution."""
 import numpy as np
 import pytest
 
-from dmlbench import mvce
-from dmlbench.evaluate import accuracy_per_k, evaluate, knn_vote
+from dmlbench.measure.evaluation import accuracy_per_k, evaluate, knn_vote
 from dmlbench.methods import local, make
 from dmlbench.methods.klhp import hyperplane_distances
+from dmlbench.solvers import mvce
 
 
 def blobs(n=45, d=3, seed=0, classes=3):

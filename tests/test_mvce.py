@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from dmlbench import mvce
+from dmlbench.solvers import mvce
 
 
 def problem(m, d, seed=0, b=None):

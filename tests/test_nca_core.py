@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from dmlbench import clustering, nca, nca_cs, nca_kd
+from dmlbench.solvers import clustering, nca_compact_support, nca_kdtree, nca_objective
 
 
 def data(n=36, D=4, classes=3, seed=0):
@@ -31,8 +31,8 @@ def finite_difference(fun, A, h=1e-6):
 def test_gradient_matches_finite_differences(d, reg, rows):
     X, y = data()
     A = np.random.default_rng(1).normal(size=(d, X.shape[1])) * 0.5
-    _, grad = nca.objective(A, X, y, rows=rows, reg=reg)
-    fd = finite_difference(lambda B: nca.objective(B, X, y, rows=rows, reg=reg)[0], A)
+    _, grad = nca_objective.objective(A, X, y, rows=rows, reg=reg)
+    fd = finite_difference(lambda B: nca_objective.objective(B, X, y, rows=rows, reg=reg)[0], A)
     np.testing.assert_allclose(grad, fd, atol=1e-6)
 
 
@@ -44,7 +44,7 @@ def test_objective_is_the_definition_pair_by_pair():
         w = np.array([np.exp(-np.sum((A @ (X[i] - X[j])) ** 2)) if j != i else 0.0
                       for j in range(12)])
         f += w[y == y[i]].sum() / w.sum()
-    assert nca.objective(A, X, y)[0] == pytest.approx(f, rel=1e-12)
+    assert nca_objective.objective(A, X, y)[0] == pytest.approx(f, rel=1e-12)
 
 
 def test_equals_scikit_learn_loss_and_gradient():
@@ -56,7 +56,7 @@ def test_equals_scikit_learn_loss_and_gradient():
     sk.n_iter_, sk.verbose = 1, 0
     # scikit-learn returns sign * sum_i p_i and fits with sign = -1 (it minimises -f)
     loss, grad = sk._loss_grad_lbfgs(A.ravel(), X, y[:, None] == y[None, :], 1.0)
-    f, g = nca.objective(A, X, y)
+    f, g = nca_objective.objective(A, X, y)
     assert f == pytest.approx(loss, rel=1e-12)
     np.testing.assert_allclose(g, grad.reshape(A.shape), rtol=1e-9, atol=1e-12)
 
@@ -65,8 +65,8 @@ def test_equals_scikit_learn_loss_and_gradient():
 def test_chunked_equals_unchunked(chunk):
     X, y = data(n=40)
     A = np.random.default_rng(4).normal(size=(2, 4))
-    f, g = nca.objective(A, X, y)
-    fc, gc = nca.objective(A, X, y, chunk_size=chunk)
+    f, g = nca_objective.objective(A, X, y)
+    fc, gc = nca_objective.objective(A, X, y, chunk_size=chunk)
     assert fc == pytest.approx(f, rel=1e-13)
     np.testing.assert_allclose(gc, g, rtol=1e-11, atol=1e-13)
 
@@ -79,23 +79,23 @@ def test_log_sum_exp_gives_the_hard_nearest_neighbour_limit():
     Z = X @ A.T
     D = np.linalg.norm(Z[:, None] - Z[None], axis=2) + np.diag(np.full(30, np.inf))
     loo = np.sum(y[D.argmin(axis=1)] == y)
-    f, g = nca.objective(A, X, y)
+    f, g = nca_objective.objective(A, X, y)
     assert f == pytest.approx(loo) and np.all(np.isfinite(g))
 
 
 def test_overflowing_projection_is_a_clear_error():
     X, y = data()
-    with pytest.raises(nca.NonFiniteObjective, match="A exploded"):
-        nca.objective(np.full((2, 4), 1e200), X, y)
+    with pytest.raises(nca_objective.NonFiniteObjective, match="A exploded"):
+        nca_objective.objective(np.full((2, 4), 1e200), X, y)
     with pytest.raises(ValueError, match="d x D"):
-        nca.objective(np.ones((2, 5)), X, y)
+        nca_objective.objective(np.ones((2, 5)), X, y)
 
 
 def test_class_scores_are_the_nca_rule():
     X, y = data(n=30)
     Xq = data(n=8, seed=9)[0]
     A = np.random.default_rng(6).normal(size=(2, 4))
-    P = nca.class_scores(X @ A.T, y, Xq @ A.T, 3)
+    P = nca_objective.class_scores(X @ A.T, y, Xq @ A.T, 3)
     W = np.exp(-np.sum(((Xq @ A.T)[:, None] - (X @ A.T)[None]) ** 2, axis=2))
     ref = np.stack([W[:, y == c].sum(axis=1) for c in range(3)], axis=1)
     np.testing.assert_allclose(P, ref / ref.sum(axis=1, keepdims=True), rtol=1e-10)
@@ -109,14 +109,14 @@ def test_compact_support_kernel_constant_normalises_in_d_dimensions():
     for d in (1, 2, 3, 5):
         surface = 2 * pi ** (d / 2) / gamma(d / 2)  # of the unit sphere in R^d
         mass = quad(lambda r: (1 - r * r) ** 2 * r ** (d - 1), 0, 1)[0] * surface
-        assert nca_cs.kernel_constant(d) * mass == pytest.approx(1.0, rel=1e-10)
-    assert nca_cs.kernel_constant(1) == pytest.approx(15 / 16)  # the thesis' constant
+        assert nca_compact_support.kernel_constant(d) * mass == pytest.approx(1.0, rel=1e-10)
+    assert nca_compact_support.kernel_constant(1) == pytest.approx(15 / 16)  # the thesis' constant
 
 
 def test_compact_support_objective_is_the_definition():
     X, y = data(n=25)
     A = 0.4 * np.random.default_rng(7).normal(size=(2, 4))
-    f, _, info = nca_cs.objective(A, X, y)
+    f, _, info = nca_compact_support.objective(A, X, y)
     Z = X @ A.T
     ref, isolated = 0.0, 0
     for i in range(25):  # eq. 4.16-4.18 literally
@@ -136,12 +136,12 @@ def test_compact_support_objective_is_the_definition():
 def test_compact_support_gradient_matches_finite_differences(background, rows):
     X, y = data(n=30)
     A = 0.35 * np.random.default_rng(8).normal(size=(2, 4))
-    bg = nca_cs.background_model(X, y) if background else None
-    f, g, _ = nca_cs.objective(A, X, y, rows=rows, background=bg, reg=0.1)
+    bg = nca_compact_support.background_model(X, y) if background else None
+    f, g, _ = nca_compact_support.objective(A, X, y, rows=rows, background=bg, reg=0.1)
     fd = finite_difference(
-        lambda B: nca_cs.objective(B, X, y, rows=rows, background=bg, reg=0.1)[0], A)
+        lambda B: nca_compact_support.objective(B, X, y, rows=rows, background=bg, reg=0.1)[0], A)
     np.testing.assert_allclose(g, fd, atol=2e-6)
-    fd_dense, g_dense, _ = nca_cs.objective(A, X, y, rows=rows, background=bg, reg=0.1,
+    fd_dense, g_dense, _ = nca_compact_support.objective(A, X, y, rows=rows, background=bg, reg=0.1,
                                             search="dense")
     assert fd_dense == pytest.approx(f, rel=1e-12)
     np.testing.assert_allclose(g_dense, g, atol=1e-12)
@@ -150,21 +150,21 @@ def test_compact_support_gradient_matches_finite_differences(background, rows):
 def test_background_with_beta_zero_is_compact_support_and_never_isolates():
     X, y = data(n=30)
     A = 3.0 * np.random.default_rng(9).normal(size=(2, 4))  # most points isolated
-    f_cs, _, info = nca_cs.objective(A, X, y)
-    f_b0, _, _ = nca_cs.objective(A, X, y, background=nca_cs.background_model(X, y, beta=0.0))
+    f_cs, _, info = nca_compact_support.objective(A, X, y)
+    f_b0, _, _ = nca_compact_support.objective(A, X, y, background=nca_compact_support.background_model(X, y, beta=0.0))
     assert f_b0 == pytest.approx(f_cs, rel=1e-12) and info["isolated"] > 0
-    f_bg, _, info_bg = nca_cs.objective(A, X, y, background=nca_cs.background_model(X, y))
+    f_bg, _, info_bg = nca_compact_support.objective(A, X, y, background=nca_compact_support.background_model(X, y))
     assert info_bg["isolated"] == 0 and f_bg > f_cs
 
 
 def test_background_density_is_the_gaussian_mixture():
     X, y = data(n=20)
     A = 0.5 * np.random.default_rng(10).normal(size=(2, 4))
-    bg = nca_cs.background_model(X, y)
+    bg = nca_compact_support.background_model(X, y)
     Xq = data(n=3, seed=11)[0]
-    P = nca_cs.class_scores(A, X, y, Xq, 3, background=bg)
+    P = nca_compact_support.class_scores(A, X, y, Xq, 3, background=bg)
     from scipy.stats import multivariate_normal
-    Z, Zq, cd = X @ A.T, Xq @ A.T, nca_cs.kernel_constant(2)
+    Z, Zq, cd = X @ A.T, Xq @ A.T, nca_compact_support.kernel_constant(2)
     ref = np.zeros((3, 3))
     for c in range(3):
         gauss = multivariate_normal(A @ bg.means[c], A @ bg.covs[c] @ A.T).pdf(Zq)
@@ -180,7 +180,7 @@ def test_background_density_is_the_gaussian_mixture():
 def test_kdtree_structure_follows_algorithm_4_5():
     Z = np.random.default_rng(12).normal(size=(103, 3))
     y = np.repeat([0, 1], [60, 43])
-    forest = nca_kd.build_forest(Z, y, leaf_size=8)
+    forest = nca_kdtree.build_forest(Z, y, leaf_size=8)
     assert sorted(forest.index) == list(range(103))
     for n in range(forest.start.size):
         members = forest.index[forest.start[n]:forest.end[n]]
@@ -202,7 +202,7 @@ def test_kd_class_sums_are_within_the_stated_bound(epsilon):
     Z = np.vstack([rng.normal(size=(150, 2)), rng.normal(size=(150, 2)) + 1.5]) * 1.5
     y = np.repeat([0, 1], 150)
     rows = np.arange(0, 300, 5)
-    cs, L, _ = nca_kd.class_kde(Z, y, rows, epsilon, leaf_size=6)
+    cs, L, _ = nca_kdtree.class_kde(Z, y, rows, epsilon, leaf_size=6)
     D2 = np.sum((Z[rows][:, None] - Z[None]) ** 2, axis=2)
     K = np.exp(L[:, None] - D2)
     K[np.arange(rows.size), rows] = 0.0
@@ -216,8 +216,8 @@ def test_kd_objective_with_epsilon_zero_is_exact():
     X, y = data(n=60)
     A = np.random.default_rng(14).normal(size=(2, 4))
     rows = np.arange(0, 60, 3)
-    f, g = nca.objective(A, X, y, rows=rows)
-    fk, gk, info = nca_kd.objective(A, X, y, rows=rows, epsilon=0.0, leaf_size=4)
+    f, g = nca_objective.objective(A, X, y, rows=rows)
+    fk, gk, info = nca_kdtree.objective(A, X, y, rows=rows, epsilon=0.0, leaf_size=4)
     assert fk == pytest.approx(f, rel=1e-12)
     np.testing.assert_allclose(gk, g, atol=1e-12)
 
@@ -228,10 +228,10 @@ def test_kd_gradient_is_eq_3_14_with_the_approximated_kernel_values():
     X, y = data(n=80, D=3, classes=2)
     A = 1.5 * np.random.default_rng(15).normal(size=(2, 3))
     rows = np.arange(0, 80, 2)
-    f, g, info = nca_kd.objective(A, X, y, rows=rows, epsilon=0.3, leaf_size=4)
+    f, g, info = nca_kdtree.objective(A, X, y, rows=rows, epsilon=0.3, leaf_size=4)
     assert info["nodes"] > 0
     Z = X @ A.T
-    cs, _, forest = nca_kd.class_kde(Z, y, rows, 0.3, leaf_size=4)
+    cs, _, forest = nca_kdtree.class_kde(Z, y, rows, 0.3, leaf_size=4)
     q = [cs.exact_q]
     j = [forest.index[cs.exact_pos]]
     k = [cs.exact_k]

@@ -4,8 +4,8 @@ early stopping, annealing, the NCA rule, bad input and the documented non-finite
 import numpy as np
 import pytest
 
-from dmlbench import nca
 from dmlbench.methods import REGISTRY, make
+from dmlbench.solvers import nca_objective
 
 FAMILY = sorted(name for name, cls in REGISTRY.items() if cls.family == "nca")
 
@@ -58,8 +58,8 @@ def test_full_batch_optimisers_reach_a_stationary_point(optimizer):
     X, y = overlapping()
     est = make("nca", {"n_components": 2, "optimizer": optimizer, "max_iter": 300,
                        "tol": 1e-7}).fit(X, y)
-    _, grad = nca.objective(est.components_, X, y)
-    _, grad0 = nca.objective(est.init_components_, X, y)
+    _, grad = nca_objective.objective(est.components_, X, y)
+    _, grad0 = nca_objective.objective(est.init_components_, X, y)
     assert np.linalg.norm(grad) < 0.2 * np.linalg.norm(grad0)
 
 
@@ -158,15 +158,15 @@ def test_an_initial_A_that_overflows_is_an_error():
                                           ("nca", {"optimizer": "lbfgs"}),
                                           ("nca_sl", {"batch_size": 10})])
 def test_an_exploding_A_stops_with_the_last_finite_iterate(monkeypatch, name, params):
-    real, calls = nca.objective, {"n": 0}
+    real, calls = nca_objective.objective, {"n": 0}
 
     def exploding(A, *args, **kwargs):
         calls["n"] += 1
         if calls["n"] > 6:
-            raise nca.NonFiniteObjective("the projection A x overflows: A exploded")
+            raise nca_objective.NonFiniteObjective("the projection A x overflows: A exploded")
         return real(A, *args, **kwargs)
 
-    monkeypatch.setattr(nca, "objective", exploding)
+    monkeypatch.setattr(nca_objective, "objective", exploding)
     X, y = overlapping()
     est = make(name, {"n_components": 2, "max_iter": 50, "validation_fraction": 0.0,
                       "random_state": 0, **params})

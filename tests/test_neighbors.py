@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dmlbench.neighbors import euclidean_kneighbors, smallest_k
+from dmlbench.measure.neighbours import euclidean_kneighbors, smallest_k
 
 
 def brute(Q, X, k, exclude_self=False):

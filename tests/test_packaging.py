@@ -3,7 +3,6 @@
 import tomllib
 
 import yaml
-
 from conftest import REPO
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dmlbench import preprocess
+from dmlbench.run import preprocessing
 
 rng = np.random.default_rng(0)
 X_TRAIN = rng.normal(3.0, 2.0, size=(60, 5))
@@ -11,7 +11,7 @@ X_TEST = rng.normal(-1.0, 5.0, size=(30, 5))
 
 
 def test_zscore_uses_training_statistics_only():
-    Xtr, Xte, _ = preprocess.fit_transform(["zscore"], X_TRAIN, X_TEST)
+    Xtr, Xte, _ = preprocessing.fit_transform(["zscore"], X_TRAIN, X_TEST)
     np.testing.assert_allclose(Xtr.mean(0), 0, atol=1e-12)
     np.testing.assert_allclose(Xtr.std(0), 1, atol=1e-12)
     expected = (X_TEST - X_TRAIN.mean(0)) / X_TRAIN.std(0)
@@ -19,23 +19,23 @@ def test_zscore_uses_training_statistics_only():
 
 
 def test_test_part_does_not_influence_the_fit():
-    a, _, _ = preprocess.fit_transform(["zscore", {"pca": 3}], X_TRAIN, X_TEST)
-    b, _, _ = preprocess.fit_transform(["zscore", {"pca": 3}], X_TRAIN, X_TEST * 100 + 7)
+    a, _, _ = preprocessing.fit_transform(["zscore", {"pca": 3}], X_TRAIN, X_TEST)
+    b, _, _ = preprocessing.fit_transform(["zscore", {"pca": 3}], X_TRAIN, X_TEST * 100 + 7)
     np.testing.assert_array_equal(a, b)
 
 
 def test_center_then_pca_components_and_variance_fraction():
-    Xtr, Xte, info = preprocess.fit_transform(["center", {"pca": 2}], X_TRAIN, X_TEST)
+    Xtr, Xte, info = preprocessing.fit_transform(["center", {"pca": 2}], X_TRAIN, X_TEST)
     assert Xtr.shape == (60, 2) and Xte.shape == (30, 2) and info["d_out"] == 2
     centred = X_TRAIN - X_TRAIN.mean(0)
     top = np.linalg.svd(centred, full_matrices=False)[2][:2]
     np.testing.assert_allclose(np.abs(Xte), np.abs((X_TEST - X_TRAIN.mean(0)) @ top.T), atol=1e-10)
-    _, _, info = preprocess.fit_transform([{"pca": 0.999}], X_TRAIN, X_TEST)
+    _, _, info = preprocessing.fit_transform([{"pca": 0.999}], X_TRAIN, X_TEST)
     assert info["pca_explained_variance"] >= 0.999
 
 
 def test_no_steps_is_identity():
-    Xtr, Xte, info = preprocess.fit_transform([], X_TRAIN, X_TEST)
+    Xtr, Xte, info = preprocessing.fit_transform([], X_TRAIN, X_TEST)
     assert Xtr is X_TRAIN and info == {"d_in": 5, "d_out": 5}
 
 
@@ -46,38 +46,37 @@ def test_no_steps_is_identity():
 ])
 def test_bad_steps_are_named(steps, message):
     with pytest.raises(ValueError, match=message):
-        preprocess.fit_transform(steps, X_TRAIN, X_TEST)
+        preprocessing.fit_transform(steps, X_TRAIN, X_TEST)
 
 
 def test_presets_expand_to_the_papers_steps_and_match_the_schema():
     import yaml
-
     from conftest import REPO
 
-    assert preprocess.expand(["shigeto-2017-pca300"]) == [{"pca": 300}, "center"]
-    assert preprocess.expand(["zscore", "chang-2012-undersampled"]) == ["zscore", {"pca": "all"}]
+    assert preprocessing.expand(["shigeto-2017-pca300"]) == [{"pca": 300}, "center"]
+    assert preprocessing.expand(["zscore", "chang-2012-undersampled"]) == ["zscore", {"pca": "all"}]
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
     enums = [alt["enum"] for alt in schema["$defs"]["preprocess"]["items"]["oneOf"]
              if "enum" in alt]
-    assert set(enums[1]) == set(preprocess.PRESETS)
+    assert set(enums[1]) == set(preprocessing.PRESETS)
 
 
 def test_pca_all_keeps_every_component_of_nonzero_variance():
     X = rng.normal(size=(8, 20))  # undersampled: n - 1 = 7 < d
-    Xtr, _, info = preprocess.fit_transform(["chang-2012-undersampled"], X, X[:3])
+    Xtr, _, info = preprocessing.fit_transform(["chang-2012-undersampled"], X, X[:3])
     assert Xtr.shape == (8, 7) and info["d_out"] == 7
     assert abs(info["pca_explained_variance"] - 1) < 1e-12  # nothing dropped
     # distances between training points are unchanged (a rotation of the centred data)
     from scipy.spatial.distance import pdist
     np.testing.assert_allclose(pdist(Xtr), pdist(X), rtol=1e-10)
-    Xtr, _, _ = preprocess.fit_transform([{"pca": "all"}], X_TRAIN, X_TEST)
+    Xtr, _, _ = preprocessing.fit_transform([{"pca": "all"}], X_TRAIN, X_TEST)
     assert Xtr.shape == (60, 5)  # d < n - 1: all d components
 
 
 def test_image_crop_and_blur_against_direct_computation():
     images = rng.uniform(0, 255, size=(7, 28, 28))
     X = images.reshape(7, -1)
-    cropped, _, info = preprocess.fit_transform([{"image_crop": 2}], X, X[:2])
+    cropped, _, info = preprocessing.fit_transform([{"image_crop": 2}], X, X[:2])
     np.testing.assert_array_equal(cropped.reshape(7, 24, 24), images[:, 2:26, 2:26])
     assert info["d_out"] == 576
     # Gaussian smoothing as an explicit separable convolution with a normalised, truncated
@@ -91,20 +90,20 @@ def test_image_crop_and_blur_against_direct_computation():
     for i, image in enumerate(images):
         rows = np.array([np.convolve(r, kernel, mode="same") for r in image])
         expected[i] = np.array([np.convolve(c, kernel, mode="same") for c in rows.T]).T
-    blurred, _, _ = preprocess.fit_transform([{"gaussian_blur": sigma}], X, X[:2])
+    blurred, _, _ = preprocessing.fit_transform([{"gaussian_blur": sigma}], X, X[:2])
     np.testing.assert_allclose(blurred.reshape(7, 28, 28), expected, atol=1e-9)
 
 
 def test_mnist_preset_fits_pca_on_the_training_part_only():
     train = rng.uniform(0, 255, size=(150, 784))
     test = rng.uniform(0, 255, size=(20, 784))
-    a, at, info = preprocess.fit_transform(["abou-moustafa-2017-mnist"], train, test)
+    a, at, info = preprocessing.fit_transform(["abou-moustafa-2017-mnist"], train, test)
     assert a.shape == (150, 120) and at.shape == (20, 120) and info["d_in"] == 784
-    assert info["expanded_steps"] == preprocess.PRESETS["abou-moustafa-2017-mnist"]
-    b, _, _ = preprocess.fit_transform(["abou-moustafa-2017-mnist"], train, test * 2 + 1)
+    assert info["expanded_steps"] == preprocessing.PRESETS["abou-moustafa-2017-mnist"]
+    b, _, _ = preprocessing.fit_transform(["abou-moustafa-2017-mnist"], train, test * 2 + 1)
     np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="not a square number"):
-        preprocess.fit_transform([{"image_crop": 2}], X_TRAIN, X_TEST)
+        preprocessing.fit_transform([{"image_crop": 2}], X_TRAIN, X_TEST)
 
 
 def test_sparse_pca_equals_dense_pca_of_the_centred_data():
@@ -112,7 +111,7 @@ def test_sparse_pca_equals_dense_pca_of_the_centred_data():
 
     S = sp.random(80, 400, density=0.05, random_state=3, format="csr")
     T = sp.random(10, 400, density=0.05, random_state=4, format="csr")
-    Xtr, Xte, _ = preprocess.fit_transform([{"pca": 5}, "center"], S, T)
+    Xtr, Xte, _ = preprocessing.fit_transform([{"pca": 5}, "center"], S, T)
     dense = S.toarray()
     mean = dense.mean(0)
     _, sing, Vt = np.linalg.svd(dense - mean, full_matrices=False)
@@ -120,11 +119,11 @@ def test_sparse_pca_equals_dense_pca_of_the_centred_data():
     np.testing.assert_allclose(np.abs(Xte), np.abs((T.toarray() - mean) @ Vt[:5].T), atol=1e-8)
     np.testing.assert_allclose(Xtr.mean(0), 0, atol=1e-10)
     with pytest.raises(ValueError, match="the data set is sparse"):
-        preprocess.fit_transform(["zscore"], S, T)
+        preprocessing.fit_transform(["zscore"], S, T)
     with pytest.raises(ValueError, match="the data set is sparse"):
-        preprocess.fit_transform([], S, T)
+        preprocessing.fit_transform([], S, T)
     with pytest.raises(ValueError, match=r"min\(n, d\) - 1 = 79"):
-        preprocess.fit_transform([{"pca": 80}], S, T)
+        preprocessing.fit_transform([{"pca": 80}], S, T)
 def _sklearn(steps, X_train, X_test):
     from sklearn.decomposition import PCA
     from sklearn.pipeline import make_pipeline
@@ -140,10 +139,10 @@ def _sklearn(steps, X_train, X_test):
                                    [{"pca": 4}], ["center", {"pca": 0.9}, "zscore"]])
 def test_streamed_steps_equal_scikit_learn(steps, monkeypatch):
     # chunks of 7 rows: the moments and the maps are accumulated over many chunks
-    monkeypatch.setattr(preprocess, "CHUNK_BYTES", 7 * 8 * X_TRAIN.shape[1])
+    monkeypatch.setattr(preprocessing, "CHUNK_BYTES", 7 * 8 * X_TRAIN.shape[1])
     X = np.concatenate([X_TRAIN, X_TEST])
     train, test = np.arange(60, 90), np.arange(30)  # any rows of X, in any order
-    ours_tr, ours_te, info = preprocess.fit_transform_rows(steps, X, train, test)
+    ours_tr, ours_te, info = preprocessing.fit_transform_rows(steps, X, train, test)
     ref_tr, ref_te, pipe = _sklearn(steps, X[train], X[test])
     np.testing.assert_allclose(ours_tr, ref_tr, atol=1e-9)
     np.testing.assert_allclose(ours_te, ref_te, atol=1e-9)
@@ -156,7 +155,7 @@ def test_streamed_steps_equal_scikit_learn(steps, monkeypatch):
 def test_zscore_only_centres_a_feature_constant_on_the_training_part():
     X_train = X_TRAIN.copy()
     X_train[:, 2] = 4.2
-    ours, ours_test, _ = preprocess.fit_transform(["zscore"], X_train, X_TEST)
+    ours, ours_test, _ = preprocessing.fit_transform(["zscore"], X_train, X_TEST)
     ref, ref_test, _ = _sklearn(["zscore"], X_train, X_TEST)
     np.testing.assert_allclose(ours, ref, atol=1e-12)
     np.testing.assert_allclose(ours_test[:, 2], X_TEST[:, 2] - 4.2)
@@ -164,7 +163,7 @@ def test_zscore_only_centres_a_feature_constant_on_the_training_part():
 
 def test_more_features_than_training_points_uses_the_svd():
     X_train, X_test = rng.normal(size=(8, 20)), rng.normal(size=(5, 20))
-    ours, ours_test, info = preprocess.fit_transform(["zscore", {"pca": 5}], X_train, X_test)
+    ours, ours_test, info = preprocessing.fit_transform(["zscore", {"pca": 5}], X_train, X_test)
     ref, ref_test, _ = _sklearn(["zscore", {"pca": 5}], X_train, X_test)
     np.testing.assert_allclose(np.abs(ours_test), np.abs(ref_test), atol=1e-9)
     assert info["d_out"] == 5

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dmlbench import protocols
+from dmlbench.run import protocols
 
 Y = np.repeat([0, 1, 2], [50, 30, 20])
 

@@ -1,7 +1,8 @@
 """Job resources from the data-set size, with the config's overrides."""
 
-from dmlbench import config, resources
-from dmlbench.neighbors import MAX_BLOCK_BYTES
+from dmlbench import config
+from dmlbench.measure.neighbours import MAX_BLOCK_BYTES
+from dmlbench.run import resources
 
 CFG = config.check({
     "benchmark": "res",

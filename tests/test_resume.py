@@ -17,8 +17,8 @@ import mlflow
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import REPO, SNAKEMAKE, copy_project, snakemake
+
 from dmlbench import records
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]

@@ -12,7 +12,6 @@ from concurrent.futures import ThreadPoolExecutor
 import mlflow
 import pytest
 import yaml
-
 from conftest import SNAKEMAKE
 from services import MlflowServer, PostgresServer, pg_bin, require_packages
 

@@ -6,7 +6,9 @@ import json
 import mlflow
 import pytest
 
-from dmlbench import config, data, job, protocols, records, tracking
+from dmlbench import config, data, records
+from dmlbench.records import tracking
+from dmlbench.run import job, protocols
 
 CFG = {
     "benchmark": "track-test",

@@ -4,7 +4,6 @@ the project, then MLflow, the report, no-op reruns, targeted reruns and config e
 import mlflow
 import pytest
 import yaml
-
 from conftest import copy_project, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]

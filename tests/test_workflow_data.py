@@ -6,9 +6,8 @@ import os
 
 import pytest
 import yaml
-
-from loopback import serve, uci_dir
 from conftest import copy_project, snakemake
+from loopback import serve, uci_dir
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 UCI_DIR = uci_dir()

@@ -6,9 +6,9 @@ import json
 import mlflow
 import pytest
 import yaml
-
-from dmlbench import tracking
 from test_workflow import copy_project, snakemake
+
+from dmlbench.records import tracking
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 

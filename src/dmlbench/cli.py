@@ -96,7 +96,8 @@ def _dataset(args) -> None:
 
 
 def _split(args) -> None:
-    from . import data, protocols
+    from . import data
+    from .run import protocols
 
     ds = data.load(args.name, args.cache)
     protocol = json.loads(args.protocol)
@@ -107,7 +108,8 @@ def _split(args) -> None:
 
 
 def _run(args) -> None:
-    from . import job, records
+    from . import records
+    from .run import job
 
     spec = json.loads(args.job)
     split_records = job.run(spec, threads=args.threads, progress=True, record_path=args.out)
@@ -119,12 +121,14 @@ def _run(args) -> None:
 
 
 def _mvce_validate(args) -> None:
-    from . import data, mvce_validation, preprocess, records
+    from . import data, records
     from .files import write_json
+    from .run import preprocessing
+    from .studies import mvce_validation
 
     spec = json.loads(args.job)
     ds = data.load(spec["dataset"]["name"], spec["cache"])
-    X, _, _ = preprocess.fit_transform(spec["preprocess"], ds.X, ds.X[:1])
+    X, _, _ = preprocessing.fit_transform(spec["preprocess"], ds.X, ds.X[:1])
     results = mvce_validation.run(X, spec["settings"])
     document = {
         "kind": mvce_validation.KIND, "schema_version": mvce_validation.SCHEMA_VERSION,
@@ -142,8 +146,8 @@ def _mvce_validate(args) -> None:
 
 
 def _ingest(args) -> None:
-    from . import tracking
     from .files import write_json
+    from .records import tracking
 
     paths = list(args.records)
     if args.records_from:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from . import protocols
+from .run import protocols
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "config.schema.yaml"
 
@@ -254,7 +254,7 @@ def mvce_validation_path(config: dict, label: str) -> str:
 def mvce_validation_spec(config: dict, label: str) -> dict:
     """Everything the validation of one data set needs (the workflow passes it to
     `dmlbench mvce-validate`)."""
-    from . import mvce_validation
+    from .studies import mvce_validation
 
     settings = {k: v for k, v in (config["mvce_validation"] or {}).items() if k != "datasets"}
     return {

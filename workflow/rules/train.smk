@@ -7,7 +7,7 @@ def _job(wildcards):
 
 
 def _resources(wildcards):
-    """threads, mem_mb and runtime (minutes) from the data-set size (dmlbench.resources)."""
+    """threads, mem_mb and runtime (minutes) from the data-set size (dmlbench.run.resources)."""
     return dmlresources.for_job(CFG, _job(wildcards))
 
 

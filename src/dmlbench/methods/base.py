@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..neighbors import euclidean_kneighbors
+from ..measure.neighbours import euclidean_kneighbors
 
 
 def check_training_data(X, y, min_classes: int = 1) -> tuple[np.ndarray, np.ndarray]:

@@ -40,9 +40,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse
 
-from ..margins import (SetRule, Sets, bound, generalized_eigenvectors, graph_scatter, margins,
-                       sample_weights, training_span)
-from ..neighbors import euclidean_kneighbors
+from ..measure.neighbours import euclidean_kneighbors
+from ..solvers.margins import (
+    SetRule,
+    Sets,
+    bound,
+    generalized_eigenvectors,
+    graph_scatter,
+    margins,
+    sample_weights,
+    training_span,
+)
 from .base import LinearMetric
 from .registry import register
 

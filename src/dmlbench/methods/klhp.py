@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..neighbors import MAX_BLOCK_BYTES, euclidean_kneighbors
+from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
 from .base import KNeighborsMethod, check_query, check_training_data
 from .registry import register
 

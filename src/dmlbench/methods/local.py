@@ -2,7 +2,7 @@
 query's m nearest training points (Abou-Moustafa 2017: RMVEM, RMLE; Abou-Moustafa 2007: MiniVenn).
 
 For a query x_q with neighbours x_1..x_m (z_j = x_j - x_q), A_q = sum_j w_j z_j z_j^T + eps I with
-MVCE weights (Titterington, `dmlbench.mvce`) or uniform weights (RMLE); then every training
+MVCE weights (Titterington, `dmlbench.solvers.mvce`) or uniform weights (RMLE); then every training
 point y is ranked by d_q(y)^2 = (y - x_q)^T M_q (y - x_q), with M_q a spectral function of A_q:
 
     literal  M = A          (Abou-Moustafa 2017, sect. 3: GQD sqrt((x-y)^T A (x-y)) as printed)
@@ -23,7 +23,7 @@ therefore depends on k: `kneighbors_per_k` gives it to the evaluation; `kneighbo
 `train_kneighbors` use the choice for the smallest k of `k_select`.
 
 Deviations and choices (also in the README):
-- The MVCE update is normalised and stops on the duality gap (see `dmlbench.mvce`), by default
+- The MVCE update is normalised and stops on the duality gap (see `dmlbench.solvers.mvce`), by default
   at tol = 1e-3: log det within 1e-3 of the optimum (certified), weights within about 5e-3 of
   the tol = 1e-8 solution on wine, ionosphere and pima neighbourhoods, at a fraction of the
   iterations (the multiplicative update converges slowly near the optimum). The paper stops on
@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import mvce
-from ..evaluate import knn_vote
-from ..neighbors import MAX_BLOCK_BYTES, euclidean_kneighbors, smallest_k
+from ..measure.evaluation import knn_vote
+from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors, smallest_k
+from ..solvers import mvce
 from .base import KNeighborsMethod, check_query, check_training_data
 from .registry import register
 

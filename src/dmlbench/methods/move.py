@@ -34,7 +34,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-from ..neighbors import euclidean_kneighbors
+from ..measure.neighbours import euclidean_kneighbors
 from .base import KNeighborsMethod, check_query, check_training_data
 from .registry import register
 from .selection import check_grid, check_k_grid, search_parameter

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from .. import nca
+from ..solvers import nca_objective
 from .base import LinearMetric
 from .registry import register
 
@@ -100,14 +100,14 @@ class NCAFamily(LinearMetric):
         """(f, grad) on f = sum_{i in rows} p_i - reg ||A||^2 (default `self.reg`); counts the
         visited pairs."""
         reg = self.reg if reg is None else reg
-        f, g = nca.objective(A, X, y, rows=rows, reg=reg, chunk_size=self.chunk_size)
+        f, g = nca_objective.objective(A, X, y, rows=rows, reg=reg, chunk_size=self.chunk_size)
         n_rows = X.shape[0] if rows is None else len(rows)
         self._monitor.count(n_rows * (X.shape[0] - 1), n_rows * (X.shape[0] - 1))
         return f, g
 
     def _class_scores(self, A, X, y, Xq):
         """p(c | A x*) for the queries Xq against the training points (X, y)."""
-        return nca.class_scores(X @ A.T, y, Xq @ A.T, self.classes_.size, self.chunk_size)
+        return nca_objective.class_scores(X @ A.T, y, Xq @ A.T, self.classes_.size, self.chunk_size)
 
     # ---- fit ---------------------------------------------------------------------------------
     def _learn_components(self, X, y):
@@ -212,8 +212,8 @@ class NCAFamily(LinearMetric):
                                  "use init='pca' or fewer components")
         A0 = np.array(A0, dtype=float)
         try:
-            nca.project(A0, X)
-        except nca.NonFiniteObjective as err:
+            nca_objective.project(A0, X)
+        except nca_objective.NonFiniteObjective as err:
             raise ValueError(f"the initial A ({init if isinstance(init, str) else 'array'}) "
                              f"gives a non-finite objective: {err}") from None
         return A0
@@ -244,7 +244,7 @@ class NCAFamily(LinearMetric):
         def negative(a):
             try:
                 f, g = fun(a.reshape(shape))
-            except nca.NonFiniteObjective:
+            except nca_objective.NonFiniteObjective:
                 raise _Stop("non-finite objective (A exploded); kept the last finite iterate")
             return -f, -g.ravel()
 
@@ -275,7 +275,7 @@ class NCAFamily(LinearMetric):
             trial = A + eta * g
             try:
                 f_new, g_new = fun(trial)
-            except nca.NonFiniteObjective:
+            except nca_objective.NonFiniteObjective:
                 f_new = -np.inf
             mon.n_iter += 1
             if f_new > f:

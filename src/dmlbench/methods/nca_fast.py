@@ -5,8 +5,8 @@
                  formed in the projected space every epoch
     nca_sl       stochastic learning (Algorithm 4.4): n points against the whole set per step
     nca_sl_kd    stochastic learning with the k-d-tree approximate class-conditional KDE
-                 (Algorithm 4.6, `dmlbench.nca_kd`)
-    nca_cs       compact-support kernel (eq. 4.16-4.20, `dmlbench.nca_cs`), full batch or SL
+                 (Algorithm 4.6, `dmlbench.solvers.nca_kdtree`)
+    nca_cs       compact-support kernel (eq. 4.16-4.20, `dmlbench.solvers.nca_compact_support`), full batch or SL
     nca_cs_back  compact support plus a Gaussian background per class (section 4.6)
 
 The stochastic ones take steps A <- A + eta / (t + t0) * grad, t the number of updates so far
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import clustering, nca, nca_cs, nca_kd
-from .nca import NCA, NCAFamily, OPTIMIZERS, _check_choice
+from ..solvers import clustering, nca_compact_support, nca_kdtree, nca_objective
+from .nca import NCA, OPTIMIZERS, NCAFamily, _check_choice
 from .registry import register
 
 CLUSTERINGS = ("random", "fpc", "rpc")
@@ -93,7 +93,7 @@ class StochasticNCA(NCAFamily):
                     continue
                 try:
                     f, g = self._step(A, X, y, batch)
-                except nca.NonFiniteObjective:
+                except nca_objective.NonFiniteObjective:
                     mon.stop_reason = "non-finite objective (A exploded); kept the last finite A"
                     return last_finite
                 last_finite = A
@@ -204,7 +204,7 @@ class NCAStochasticKD(NCAStochastic):
 
     def _batch_objective(self, A, X, y, rows=None, reg=None):
         reg = self.reg if reg is None else reg
-        f, g, info = nca_kd.objective(A, X, y, rows=rows, epsilon=self.epsilon_max,
+        f, g, info = nca_kdtree.objective(A, X, y, rows=rows, epsilon=self.epsilon_max,
                                       leaf_size=self.leaf_size, reg=reg)
         self._monitor.count(info["pairs"], info["candidates"])
         return f, g
@@ -247,7 +247,7 @@ class NCACompactSupport(StochasticNCA):
     def _check(self, X, y):
         super()._check(X, y)
         _check_choice("optimizer", self.optimizer, (*OPTIMIZERS, "sgd"))
-        _check_choice("search", self.search, nca_cs.SEARCHES)
+        _check_choice("search", self.search, nca_compact_support.SEARCHES)
         if self.optimizer == "sgd" and self.batch_size is None:
             raise ValueError("optimizer='sgd' needs a batch_size")
 
@@ -265,14 +265,14 @@ class NCACompactSupport(StochasticNCA):
 
     def _batch_objective(self, A, X, y, rows=None, reg=None):
         reg = self.reg if reg is None else reg
-        f, g, info = nca_cs.objective(A, X, y, rows=rows, reg=reg, background=self._background,
+        f, g, info = nca_compact_support.objective(A, X, y, rows=rows, reg=reg, background=self._background,
                                       search=self.search, chunk_size=self.chunk_size)
         self._monitor.count(info["pairs"], info["candidates"])
         self._isolated = info["isolated"]
         return f, g
 
     def _class_scores(self, A, X, y, Xq):
-        return nca_cs.class_scores(A, X, y, Xq, self.classes_.size, self._background,
+        return nca_compact_support.class_scores(A, X, y, Xq, self.classes_.size, self._background,
                                    self.search)
 
     def fit_info(self):
@@ -303,4 +303,4 @@ class NCACompactSupportBackground(NCACompactSupport):
                          patience, search, chunk_size, random_state)
 
     def _prepare(self, X, y):
-        self._background = nca_cs.background_model(X, y, self.beta)
+        self._background = nca_compact_support.background_model(X, y, self.beta)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from .. import __version__, tracking
+from .. import __version__
 from ..files import atomic_path
+from ..records import tracking
 from . import runs, sections
 
 

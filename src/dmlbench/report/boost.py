@@ -9,7 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import tracking
+from ..records import tracking
 from . import figures, tables
 from .sections import Context, Section, export_table, html_table
 

@@ -14,7 +14,6 @@ import seaborn as sns  # noqa: E402
 
 from ..files import atomic_path  # noqa: E402
 
-
 sns.set_theme(style="whitegrid", context="notebook")
 
 

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from .. import stats
+from ..measure import statistics
 from . import runs, tables
 from .figures import _save
 from .sections import Context, Section, export_table, html_table
@@ -139,7 +139,7 @@ def local_metrics(ctx: Context) -> Section | None:
     acc, n = pooled_accuracy(ctx.splits, ks)
     references = [m for m in acc.columns if names.get(m) in REFERENCES]
     for ref in references:
-        table = stats.win_tie_loss(acc, n, ref)
+        table = statistics.win_tie_loss(acc, n, ref)
         table["cases"] = table.sum(axis=1)
         paper = {m: PAPER_2017_COUNTS.get(names.get(m)) for m in table.index}
         table["paper 2017 (win / loss of 60)"] = [
@@ -151,7 +151,7 @@ def local_metrics(ctx: Context) -> Section | None:
     if references and "euclidean" in names.values():
         euc = next(m for m, name in names.items() if name == "euclidean")
         local = [m for m in acc.columns if names.get(m) in ("rmvem", "rmle", "minivenn")]
-        rows = {m: stats.win_tie_loss(acc[[m, euc]], n[[m, euc]], m).loc[euc] for m in local}
+        rows = {m: statistics.win_tie_loss(acc[[m, euc]], n[[m, euc]], m).loc[euc] for m in local}
         vs_euc = pd.DataFrame(rows).T
         avg = tables.average_error(parents).reindex(local + [euc])
         vs_euc = vs_euc.join(avg.map(lambda v: round(v, 2)), how="outer")
@@ -166,7 +166,7 @@ def local_metrics(ctx: Context) -> Section | None:
                   "m_opt of Abou-Moustafa 2007 (Table 1, MVEM-sim) where printed",
                   export_table(ctx, chosen, "chosen_m"))
     if references and names.get(references[0]) == "rmvem":
-        sec.figure(_wins_figure(stats.win_tie_loss(acc, n, references[0]), names, ctx),
+        sec.figure(_wins_figure(statistics.win_tie_loss(acc, n, references[0]), names, ctx),
                    f"{references[0]} against each method: cases significantly better / worse, "
                    "ours and as printed in Abou-Moustafa 2017 (of 60).")
     return sec

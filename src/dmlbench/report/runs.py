@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import tracking
+from ..records import tracking
 
 
 def _search(experiment: str, kind: str) -> pd.DataFrame:

@@ -12,8 +12,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import stats
 from ..files import atomic_path
+from ..measure.statistics import (
+    friedman,
+    mean_ranks,
+    nemenyi_cd,
+    wilcoxon_holm,
+    win_tie_loss,
+)
 from . import figures, papers, tables
 
 
@@ -115,7 +121,7 @@ def leaderboard(ctx: Context) -> Section:
     pvalues = {}
     for k in ctx.ks:
         try:
-            pvalues[f"k = {k}"] = f"{stats.friedman(tables.values(ctx.parents, f'accuracy_k{k}_mean'))[1]:.3g}"
+            pvalues[f"k = {k}"] = f"{friedman(tables.values(ctx.parents, f'accuracy_k{k}_mean'))[1]:.3g}"
         except ValueError:
             pvalues[f"k = {k}"] = "–"
     footer.loc["Friedman p"] = pd.Series(pvalues)
@@ -171,16 +177,16 @@ def statistics(ctx: Context) -> Section | None:
         n_methods, n_sets = scores.shape[1], scores.shape[0]
         if n_sets < 2:
             continue
-        ranks = stats.mean_ranks(scores)
-        cd = stats.nemenyi_cd(n_methods, n_sets)
+        ranks = mean_ranks(scores)
+        cd = nemenyi_cd(n_methods, n_sets)
         if n_methods >= 3:
-            chi2, p = stats.friedman(scores)
+            chi2, p = friedman(scores)
             sec.note(f"{k}-NN over {n_sets} data sets: Friedman chi² = {chi2:.2f}, p = {p:.3g}; "
                      f"Nemenyi CD = {cd:.2f} (alpha = 0.05, {n_methods} methods).")
         sec.figure(figures.critical_difference(ranks, cd, k, ctx.figure_dir),
                    f"Critical-difference diagram, {k}-NN: mean rank over the data sets (1 = best); "
                    "red bars join methods whose ranks differ by less than the CD.")
-        pairs = stats.wilcoxon_holm(scores)
+        pairs = wilcoxon_holm(scores)
         if not pairs.empty:
             shown = pairs.assign(median_difference=lambda f: (100 * f["median_difference"]).round(2),
                                  p=lambda f: f["p"].map("{:.3g}".format),
@@ -214,7 +220,7 @@ def _win_tie_loss_matrix(ctx: Context, k: int) -> pd.DataFrame:
     methods = list(acc.columns)
     out = pd.DataFrame("", index=methods, columns=methods)
     for ref in methods:
-        counts = stats.win_tie_loss(acc, sizes, ref)
+        counts = win_tie_loss(acc, sizes, ref)
         for other, row in counts.iterrows():
             out.at[ref, other] = f"{row['win']}/{row['tie']}/{row['loss']}"
     return out

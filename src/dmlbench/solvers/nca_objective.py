@@ -17,8 +17,8 @@ Each row uses the log-sum-exp shift of eq. 3.20 (L = min_{k != i} d_ik^2), so p_
 eq. 4.1-4.4); `reg` subtracts lambda ||A||_F^2 (eq. 3.22), or sum_r lambda_r ||A_r||^2 when it is
 one value per row of A (dimensionality annealing, eq. 3.26).
 
-The compact-support kernel (sections 4.5-4.6) lives in `dmlbench.nca_cs`, the k-d-tree
-approximation (section 4.4) in `dmlbench.nca_kd`; both reuse the pair accumulation here.
+The compact-support kernel (sections 4.5-4.6) lives in `dmlbench.solvers.nca_compact_support`, the k-d-tree
+approximation (section 4.4) in `dmlbench.solvers.nca_kdtree`; both reuse the pair accumulation here.
 """
 
 from __future__ import annotations

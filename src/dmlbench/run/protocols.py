@@ -126,7 +126,7 @@ def _holdout_sizes(protocol: dict, n: int, n_classes: int, dataset: str) -> dict
 
 def save_splits(path, splits: list[Split], protocol: dict, seed: int, dataset_sha256: str) -> None:
     """Save splits as `train_<i>`/`test_<i>` index arrays plus the protocol, atomically."""
-    from .files import write_npz
+    from ..files import write_npz
 
     arrays = {}
     for s in splits:

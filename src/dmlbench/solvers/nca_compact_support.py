@@ -25,8 +25,14 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.special import gammaln
 
-from .nca import (accumulate_pairs, check_inputs, default_chunk, project, regularise,
-                  squared_distances)
+from .nca_objective import (
+    accumulate_pairs,
+    check_inputs,
+    default_chunk,
+    project,
+    regularise,
+    squared_distances,
+)
 
 SEARCHES = ("tree", "dense")
 

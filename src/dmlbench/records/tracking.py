@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import records
-from .files import read_json
+from .. import records
+from ..files import read_json
 
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = "dmlbench.key", "dmlbench.kind", "dmlbench.content_hash"
@@ -185,7 +185,7 @@ def _tags(record: dict, kind: str) -> dict:
 
 def _split_metrics(record: dict) -> dict:
     """A split's metrics, timings and part sizes (`n_train`, `n_test`: counts for tests of
-    proportions such as `dmlbench.stats.ztest_two_proportions`)."""
+    proportions such as `dmlbench.measure.statistics.ztest_two_proportions`)."""
     out = dict(record["metrics"])
     out.update({k: v for k, v in record["timings"].items()})
     out.update(n_train=record["split"]["n_train"], n_test=record["split"]["n_test"])
@@ -411,7 +411,7 @@ def _ingest_validation(mlclient, exp_id: str, known: dict, documents: list[dict]
                        counts: dict) -> dict:
     """One run (kind `mvce_validation`) per (data set, m) of each MVCE validation document
     (`dmlbench mvce-validate`); keyed and hashed like split runs, so re-ingesting is a no-op."""
-    from . import mvce_validation
+    from ..studies import mvce_validation
 
     out = {}
     for doc in documents:

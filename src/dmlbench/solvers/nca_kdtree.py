@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .nca import accumulate_pairs, check_inputs, project, regularise
+from .nca_objective import accumulate_pairs, check_inputs, project, regularise
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from .neighbors import MAX_BLOCK_BYTES
+from ..measure.neighbours import MAX_BLOCK_BYTES
 
 #: resident memory of a job's interpreter after importing dmlbench and its libraries (MiB)
 BASE_MB = 400
@@ -63,8 +63,8 @@ def dataset_mem_mb(n: int, d: int) -> int:
 def for_job(config: dict, job) -> dict:
     """{threads, mem_mb, runtime} of a workflow job (`dmlbench.config.Job`); the method's config
     entry overrides each."""
-    from . import config as dmlconfig
-    from .data import registry
+    from .. import config as dmlconfig
+    from ..data import registry
 
     spec = registry.get(dmlconfig.dataset_name(config, job.dataset))
     preprocess = dmlconfig.dataset_preprocess(config, job.dataset)
@@ -78,7 +78,7 @@ def for_job(config: dict, job) -> dict:
 
 def for_dataset(name: str) -> dict:
     """{mem_mb, runtime} of the rule that builds data set `name` (downloads get 30 minutes)."""
-    from .data import registry
+    from ..data import registry
 
     spec = registry.get(name)
     return {"mem_mb": dataset_mem_mb(spec.n, spec.d), "runtime": 10 if spec.embedded else 30}

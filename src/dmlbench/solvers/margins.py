@@ -16,7 +16,7 @@ From a set and sample weights c (summing to one):
 - `scatter(X, c)`: X L_P X^T of eqs. 13-16 (rows of X are samples here), the Laplacian form of
   P = R(i, j; c, S), i.e. sum_i c_i sum_j psi_ij (x_i - x_j)(x_i - x_j)^T.
 
-Memory stays O(N k + chunk x N): nearest sets are neighbour lists (`dmlbench.neighbors`), Gaussian
+Memory stays O(N k + chunk x N): nearest sets are neighbour lists (`dmlbench.measure.neighbours`), Gaussian
 sets are rebuilt block by block from rows of the distance matrix (all temporaries of a block
 within `MAX_BLOCK_BYTES`), never an N x N array once N x N exceeds that.
 """
@@ -29,7 +29,7 @@ import numpy as np
 import scipy.linalg
 from scipy.special import logsumexp
 
-from .neighbors import MAX_BLOCK_BYTES, euclidean_kneighbors
+from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
 
 
 def _row_chunks(n_rows: int, row_bytes: int, max_bytes: int = MAX_BLOCK_BYTES):

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import hubness
-from .neighbors import MAX_BLOCK_BYTES, chunk_rows, smallest_k
+from .neighbours import MAX_BLOCK_BYTES, chunk_rows, smallest_k
 
 #: how the test-time k is chosen: not at all (report every k), or on the training part
 K_SELECTIONS = ("none", "loo")

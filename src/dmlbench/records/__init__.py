@@ -17,11 +17,11 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from . import __version__
-from .files import read_json, write_json
+from .. import __version__
+from ..files import read_json, write_json
 
 SCHEMA_VERSION = 1
-SCHEMA_PATH = Path(__file__).parent / "schemas" / "record.schema.json"
+SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "record.schema.json"
 VOLATILE = ("timings", "environment")
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "metric-learn", "mlflow", "snakemake", "cvxpy")
 
@@ -40,7 +40,7 @@ def package_versions() -> dict[str, str]:
 @functools.cache
 def git_commit() -> str:
     """The commit of the dmlbench checkout, with '+dirty' when it has uncommitted changes."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                                 text=True, check=True, timeout=10).stdout.strip()
@@ -58,7 +58,7 @@ def _plain(value):
 
 def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings, threads) -> dict:
     """The record of one finished split of a job."""
-    from .evaluate import split_curves
+    from ..measure.evaluation import split_curves
 
     scalars, curves = split_curves(metrics)
     return {

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from . import mvce
-from .neighbors import euclidean_kneighbors
+from ..measure.neighbours import euclidean_kneighbors
+from ..solvers import mvce
 
 KIND = "mvce_validation"
 SCHEMA_VERSION = 1

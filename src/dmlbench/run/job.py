@@ -10,10 +10,11 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from . import config, data, preprocess, protocols, records
-from .evaluate import PeakMemory, evaluate, stopwatch
-from .files import write_npz
-from .methods import registry as method_registry
+from .. import config, data, records
+from ..measure.evaluation import PeakMemory, evaluate, stopwatch
+from . import preprocessing, protocols
+from ..files import write_npz
+from ..methods import registry as method_registry
 
 
 def method_seed(seed: int, split: int) -> int:
@@ -48,7 +49,7 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
     timings: dict = {}
     with PeakMemory(timings), threadpool_limits(limits=threads):
         with stopwatch(timings, "preprocess"):
-            X_train, X_test, pre_info = preprocess.fit_transform_rows(
+            X_train, X_test, pre_info = preprocessing.fit_transform_rows(
                 spec["preprocess"], dataset.X, split.train, split.test)
         with stopwatch(timings, "fit"):
             est.fit(X_train, y_train)
