@@ -4,7 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dmlbench.report import papers, sections
+from dmlbench.report import papers
+from dmlbench.report.base import Context, export_table
+from dmlbench.report.sections.cost import pareto_front
 
 
 def parents(rows):
@@ -54,12 +56,12 @@ def test_pareto_front_by_hand():
     points = pd.DataFrame({"method": ["fast_bad", "slow_good", "dominated", "tie_fast"],
                            "time": [0.1, 10.0, 20.0, 0.1],
                            "error": [0.30, 0.05, 0.10, 0.30]})
-    assert sections.pareto_front(points) == ["fast_bad", "slow_good", "tie_fast"]
+    assert pareto_front(points) == ["fast_bad", "slow_good", "tie_fast"]
 
 
 def test_export_table_writes_csv_and_booktabs(tmp_path):
-    ctx = sections.Context(pd.DataFrame(), pd.DataFrame(), tmp_path, 10)
-    files = sections.export_table(ctx, pd.DataFrame({"x": [1.5]}, index=["a"]), "t")
+    ctx = Context(pd.DataFrame(), pd.DataFrame(), tmp_path, 10, [1])
+    files = export_table(ctx, pd.DataFrame({"x": [1.5]}, index=["a"]), "t")
     assert files == {"CSV": "tables/t.csv", "LaTeX": "tables/t.tex"}
     assert "\\toprule" in (tmp_path / "tables/t.tex").read_text()
     assert (tmp_path / "tables/t.csv").read_text().startswith(",x")

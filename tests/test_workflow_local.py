@@ -8,6 +8,7 @@ import pytest
 import yaml
 from test_workflow import copy_project, snakemake
 
+from dmlbench import studies
 from dmlbench.records import tracking
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
@@ -47,10 +48,10 @@ def test_validation_runs_come_from_the_track_job(local_run):
                               filter_string="tags.`dmlbench.kind` = 'mvce_validation'")
     assert sorted(runs["metrics.m"]) == [3, 8]
     tracked = json.loads((work / "results/localsmoke/tracking.json").read_text())
-    assert set(tracked["validation"].values()) == set(runs["run_id"])
+    assert set(tracked["tracked"].values()) == set(runs["run_id"])
     # ingesting the same files again changes nothing
     again = tracking.ingest(sorted((work / "results/localsmoke/runs").glob("*/*/part*.json")),
-                            validation=[work / "results/localsmoke/mvce_validation/wine.json"])
+                            tracked=studies.tracked_runs(doc))
     assert again["counts"]["created"] == again["counts"]["updated"] == 0
 
 

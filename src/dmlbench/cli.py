@@ -6,8 +6,8 @@
     dmlbench dataset NAME...          build and cache data sets (downloads: --mirror, --offline)
     dmlbench split NAME ...           make and save one data set's splits
     dmlbench run --job JSON           run one job, write its record file
-    dmlbench mvce-validate --job JSON check the MVCE solver on one data set (Titterington vs CVXPY)
-    dmlbench ingest FILE...           import record files (and MVCE validation files) into MLflow
+    dmlbench study KIND --job JSON    run one job of a side study (e.g. mvce_validation)
+    dmlbench ingest FILE...           import record files (and study documents) into MLflow
     dmlbench report ...               build the HTML report from MLflow
 """
 
@@ -82,8 +82,7 @@ def _check_config(args) -> None:
     from . import config
 
     cfg = config.load(args.config)
-    print(f"{args.config}: valid; {len(cfg['datasets'])} data sets, {len(cfg['methods'])} "
-          f"methods, {len(config.jobs(cfg))} jobs")
+    print(f"{args.config}: valid; {config.summary(cfg)}")
 
 
 def _dataset(args) -> None:
@@ -120,41 +119,27 @@ def _run(args) -> None:
               f"{record['split']['index']}: {acc}", file=sys.stderr)
 
 
-def _mvce_validate(args) -> None:
-    from . import data, records
-    from .files import write_json
-    from .run import preprocessing
-    from .studies import mvce_validation
+def _study(args) -> None:
+    from . import studies
 
-    spec = json.loads(args.job)
-    ds = data.load(spec["dataset"]["name"], spec["cache"])
-    X, _, _ = preprocessing.fit_transform(spec["preprocess"], ds.X, ds.X[:1])
-    results = mvce_validation.run(X, spec["settings"])
-    document = {
-        "kind": mvce_validation.KIND, "schema_version": mvce_validation.SCHEMA_VERSION,
-        "benchmark": spec["benchmark"],
-        "dataset": {**spec["dataset"], "n": int(X.shape[0]), "d": int(X.shape[1]),
-                    "sha256": ds.meta["sha256"]},
-        "preprocess": spec["preprocess"], "settings": spec["settings"], "results": results,
-        "environment": {"versions": records.package_versions(), "git_commit": records.git_commit()},
-    }
-    write_json(args.out, document)
-    for row in results:
-        print(f"{spec['dataset']['label']} m = {row['m']}: rel. log-det diff "
-              f"{row['rel_logdet_diff_max']:.1e}, CVXPY / Titterington time "
-              f"{row['speed_ratio']:.1f}", file=sys.stderr)
+    study = studies.get(args.kind)
+    document = study.run(json.loads(args.job))
+    studies.write(args.out, document)
+    for line in study.summary_lines(document):
+        print(line, file=sys.stderr)
 
 
 def _ingest(args) -> None:
-    from .files import write_json
+    from . import studies
+    from .files import read_json, write_json
     from .records import tracking
 
     paths = list(args.records)
     if args.records_from:
         paths += [line for line in Path(args.records_from).read_text().splitlines() if line]
     config = json.loads(args.config_json) if args.config_json else None
-    summary = tracking.ingest(paths, experiment=args.experiment, config=config,
-                              validation=args.validation)
+    tracked = [run for path in args.documents for run in studies.tracked_runs(read_json(path))]
+    summary = tracking.ingest(paths, experiment=args.experiment, config=config, tracked=tracked)
     if args.out:
         write_json(args.out, summary)
     print(f"MLflow {summary['tracking_uri']}, experiment '{summary['experiment']}': "
@@ -223,17 +208,17 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="record file to write")
     s.set_defaults(func=_run)
 
-    s = sub.add_parser("mvce-validate", help="check the MVCE solver on one data set")
-    s.add_argument("--job", required=True,
-                   help="validation spec as JSON (dmlbench.config.mvce_validation_spec)")
-    s.add_argument("--out", required=True, help="JSON file to write")
-    s.set_defaults(func=_mvce_validate)
+    s = sub.add_parser("study", help="run one job of a side study (e.g. the MVCE solver check)")
+    s.add_argument("kind", help="the study (dmlbench.studies.STUDIES), e.g. mvce_validation")
+    s.add_argument("--job", required=True, help="study spec as JSON (dmlbench.config.study_spec)")
+    s.add_argument("--out", required=True, help="document (JSON) to write")
+    s.set_defaults(func=_study)
 
     s = sub.add_parser("ingest", help="import record files into MLflow")
     s.add_argument("records", nargs="*", help="record files (results/<benchmark>/runs/...)")
     s.add_argument("--records-from", help="file listing record files, one per line")
-    s.add_argument("--validation", nargs="*", default=[],
-                   help="MVCE validation files (results/<benchmark>/mvce_validation/...)")
+    s.add_argument("--documents", nargs="*", default=[],
+                   help="study documents (results/<benchmark>/<study>/<data set>.json)")
     s.add_argument("--experiment", help="MLflow experiment (default: the records' benchmark)")
     s.add_argument("--config-json", help="the benchmark config (JSON), kept in MLflow for reports")
     s.add_argument("--out", help="write the run ids as JSON here")

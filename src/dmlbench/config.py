@@ -8,13 +8,12 @@ both. Every error names the config key that is wrong.
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from . import vocabulary as voc
 from .run import protocols
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "config.schema.yaml"
@@ -102,9 +101,12 @@ def check(config: dict) -> dict:
             if ds not in config["datasets"]:
                 raise ConfigError(f"methods.{label}.datasets",
                                   f"'{ds}' is not a data-set label of this config")
-    for ds in (config.get("mvce_validation") or {}).get("datasets", []):
-        if ds not in config["datasets"]:
-            raise ConfigError("mvce_validation.datasets", f"'{ds}' is not a data-set label of this config")
+    from . import studies
+
+    for kind in studies.STUDIES:
+        for ds in (config.get(kind) or {}).get("datasets", []):
+            if ds not in config["datasets"]:
+                raise ConfigError(f"{kind}.datasets", f"'{ds}' is not a data-set label of this config")
     return config
 
 
@@ -197,13 +199,9 @@ def record_path(config: dict, job: Job) -> str:
     return f"results/{config['benchmark']}/runs/{job.dataset}/{job.method}/part{job.part}.json"
 
 
-def _digest(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
-
-
 def job_key(parent_key: str, split: int) -> str:
     """Identity of one split's result: the parent's identity and the split index."""
-    return _digest({"parent": parent_key, "split": int(split)})
+    return voc.digest({"parent": parent_key, "split": int(split)})
 
 
 def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict:
@@ -227,40 +225,109 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         "drop_classes_below": config["datasets"][dataset].get("drop_classes_below"),
         "dimension_sweep": bool(m_entry.get("dimension_sweep", config.get("dimension_sweep", False))),
     }
-    identity = {key: spec[key] for key in ("benchmark", "dataset", "protocol", "preprocess",
-                                           "method", "k", "hubness_k", "seed",
-                                           "drop_classes_below")}
-    if spec["dimension_sweep"]:  # only when set, so that other configs keep their keys
-        identity["dimension_sweep"] = True
-    # options added later join the identity only when set away from their default, so the
-    # results of configs that do not use them keep their keys
-    identity.update({key: spec[key] for key in ("k_selection", "train_hubness")
-                     if spec[key] != DEFAULTS[key]})
-    spec["parent_key"] = _digest(identity)
+    spec["parent_key"] = voc.digest(identity(spec))
     return spec
 
 
-def mvce_validation_datasets(config: dict) -> list[str]:
-    """Labels of the data sets the MVCE validation runs on (none without `mvce_validation`)."""
-    if "mvce_validation" not in config:
-        return []
-    return list((config["mvce_validation"] or {}).get("datasets") or config["datasets"])
+#: the rule of `identity` (below). Version 1 keys carry no version field; a later version adds
+#: `identity_version` to the identity, which changes every key (and reruns every job) once.
+IDENTITY_VERSION = 1
+#: what always identifies a job's results
+IDENTITY_KEYS = ("benchmark", "dataset", "protocol", "preprocess", "method", "k", "hubness_k",
+                 "seed", "drop_classes_below")
+#: options that join the identity only when set away from their default, so that adding an
+#: option never changes the keys (and results) of configs that do not use it
+IDENTITY_OPTIONS = {"dimension_sweep": False, "k_selection": DEFAULTS["k_selection"],
+                    "train_hubness": DEFAULTS["train_hubness"]}
 
 
-def mvce_validation_path(config: dict, label: str) -> str:
-    return f"results/{config['benchmark']}/mvce_validation/{label}.json"
+def identity(spec: dict) -> dict:
+    """What identifies the results of a job spec (rule version `IDENTITY_VERSION`): the
+    `IDENTITY_KEYS`, plus each of the `IDENTITY_OPTIONS` that differs from its default. Two
+    specs with the same identity give the same records (up to timings); the parent key is its
+    digest, a split's job key the digest of (parent key, split)."""
+    out = {key: spec[key] for key in IDENTITY_KEYS}
+    out.update({key: spec[key] for key, default in IDENTITY_OPTIONS.items()
+                if spec[key] != default})
+    return out
 
 
-def mvce_validation_spec(config: dict, label: str) -> dict:
-    """Everything the validation of one data set needs (the workflow passes it to
-    `dmlbench mvce-validate`)."""
-    from .studies import mvce_validation
+def study_jobs(config: dict) -> list[tuple[str, str]]:
+    """(study kind, data-set label) of every study job: a study runs when its key is in the
+    config, on the data sets its `datasets` list names (default all)."""
+    from . import studies
 
-    settings = {k: v for k, v in (config["mvce_validation"] or {}).items() if k != "datasets"}
-    return {
-        "benchmark": config["benchmark"],
-        "dataset": {"label": label, "name": dataset_name(config, label)},
-        "preprocess": dataset_preprocess(config, label),
-        "settings": mvce_validation.settings(settings),
-        "cache": config["data"]["cache"],
-    }
+    return [(kind, label) for kind in studies.STUDIES if kind in config
+            for label in (config[kind] or {}).get("datasets") or config["datasets"]]
+
+
+def study_path(config: dict, kind: str, label: str) -> str:
+    return f"results/{config['benchmark']}/{kind}/{label}.json"
+
+
+def study_spec(config: dict, kind: str, label: str) -> dict:
+    """Everything one study job needs (the workflow passes it to `dmlbench study KIND`)."""
+    from . import studies
+
+    return studies.get(kind).spec(
+        benchmark=config["benchmark"],
+        dataset={"label": label, "name": dataset_name(config, label)},
+        preprocess=dataset_preprocess(config, label), cache=config["data"]["cache"],
+        config_value=config[kind])
+
+
+# --- what the workflow, the resources and the report read from a config (nowhere else reads keys)
+
+
+def benchmark(config: dict) -> str:
+    return config["benchmark"]
+
+
+def cache_dir(config: dict) -> str:
+    return config["data"]["cache"]
+
+
+def data_source(config: dict) -> tuple[str | None, bool]:
+    """(mirror, offline) of the config's `data` entry: where downloads may come from."""
+    return config["data"].get("mirror"), bool(config["data"].get("offline", False))
+
+
+def dataset_names(config: dict) -> list[str]:
+    """Registry names of the config's data sets (each once, in config order)."""
+    return list(dict.fromkeys(dataset_name(config, label) for label in config["datasets"]))
+
+
+def split_arguments(config: dict, name: str, split: str) -> dict | None:
+    """Protocol, seed and class filter of the split file `split` (`split_id`) of data set
+    `name`, as `dmlbench split` takes them; None when no data set of the config has it."""
+    for label in config["datasets"]:
+        if dataset_name(config, label) == name and split_id(config, label) == split:
+            return {"protocol": dataset_protocol(config, label), "seed": int(config["seed"]),
+                    "drop_classes_below": int(config["datasets"][label].get("drop_classes_below") or 0)}
+    return None
+
+
+def job_resource_overrides(config: dict, job: Job) -> dict:
+    """The `threads`, `mem_mb` and `runtime` a method's config entry sets for its jobs."""
+    entry = config["methods"][job.method]
+    return {key: entry[key] for key in ("threads", "mem_mb", "runtime") if key in entry}
+
+
+def report_title(config: dict | None, experiment: str) -> str:
+    """The report's title: the config's `report.title`, else "dmlbench: <benchmark>"."""
+    return ((config or {}).get("report") or {}).get("title") or f"dmlbench: {experiment}"
+
+
+def description(config: dict | None) -> str:
+    return (config or {}).get("description", "")
+
+
+def paper_tables(config: dict | None) -> list[dict]:
+    """The config's `paper_tables` entries (published tables to put beside ours)."""
+    return (config or {}).get("paper_tables") or []
+
+
+def summary(config: dict) -> str:
+    """One line: how many data sets, methods and jobs the config has."""
+    return (f"{len(config['datasets'])} data sets, {len(config['methods'])} methods, "
+            f"{len(jobs(config))} jobs")

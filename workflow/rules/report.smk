@@ -21,15 +21,16 @@ rule report:
             category="Tables",
         ),
     params:
-        title=CFG.get("report", {}).get("title", f"dmlbench: {BENCH}"),
-        description=CFG.get("description", ""),
+        out=lambda wildcards, output: str(Path(output.index).parent),
+        title=dmlconfig.report_title(CFG, BENCH),
+        description=dmlconfig.description(CFG),
     log:
         f"logs/{BENCH}/report.log",
     conda:
         "../../envs/dmlbench.yaml"
     shell:
-        "{DMLBENCH} report --tracking {input} --out reports/{BENCH} "
-        "--title {params.title:q} --description={params.description:q} 2> {log}"
+        "python -m dmlbench.cli report --tracking {input:q} --out {params.out:q} "
+        "--title {params.title:q} --description={params.description:q} 2> {log:q}"
 
 
 localrules:

@@ -1,19 +1,21 @@
-# The single writer to MLflow: imports every record file of the benchmark, idempotently.
+# The single writer to MLflow: imports every record file and study document of the benchmark,
+# idempotently.
 
 
 rule track:
     input:
         records=[dmlconfig.record_path(CFG, job) for job in JOBS],
-        validation=MVCE_VALIDATION,
+        documents=[dmlconfig.study_path(CFG, kind, label) for kind, label in STUDY_JOBS],
     output:
         f"results/{BENCH}/tracking.json",
     params:
         uri=tracking.tracking_uri(),
         config=json.dumps(CFG, sort_keys=True),
+        bench=BENCH,
     log:
         f"logs/{BENCH}/track.log",
     conda:
         "../../envs/dmlbench.yaml"
     shell:
-        "{DMLBENCH} ingest {input.records:q} --validation {input.validation:q} "
-        "--experiment {BENCH} --config-json {params.config:q} --out {output} 2> {log}"
+        "python -m dmlbench.cli ingest {input.records:q} --documents {input.documents:q} "
+        "--experiment {params.bench:q} --config-json {params.config:q} --out {output:q} 2> {log:q}"

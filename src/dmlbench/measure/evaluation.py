@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .. import vocabulary as voc
 from . import hubness
 from .neighbours import MAX_BLOCK_BYTES, chunk_rows, smallest_k
 
@@ -47,8 +48,8 @@ def stopwatch(into: dict, prefix: str):
     try:
         yield
     finally:
-        into[f"{prefix}_wall_s"] = time.perf_counter() - wall
-        into[f"{prefix}_cpu_s"] = time.process_time() - cpu
+        into[voc.wall_seconds(prefix)] = time.perf_counter() - wall
+        into[voc.cpu_seconds(prefix)] = time.process_time() - cpu
 
 
 def _reset_peak_rss() -> bool:
@@ -109,8 +110,8 @@ class PeakMemory:
         else:
             self.peak = max(self.peak, _kernel_peak_rss())
         self.peak = max(self.peak, self._process.memory_info().rss)
-        self.into["peak_rss_mb"] = self.peak / 2**20
-        self.into["peak_rss_delta_mb"] = (self.peak - self.start) / 2**20
+        self.into[voc.PEAK_RSS_MB] = self.peak / 2**20
+        self.into[voc.PEAK_RSS_DELTA_MB] = (self.peak - self.start) / 2**20
 
 
 def dimension_sweep(Z_test: np.ndarray, Z_train: np.ndarray, y_train: np.ndarray,
@@ -147,11 +148,11 @@ def sweep_metrics(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarr
     `sweep_best_accuracy_k<k>` and the smallest dimensionality reaching it,
     `sweep_best_dim_k<k>` (the paper's "most effective dimensionality"), and `sweep_dims`."""
     curves = dimension_sweep(est.transform(X_test), est.embedding_, y_train, y_test, ks)
-    out: dict = {"sweep_dims": float(est.components_.shape[0])}
+    out: dict = {voc.SWEEP_DIMS: float(est.components_.shape[0])}
     for k, curve in curves.items():
-        out[f"sweep_accuracy_k{k}"] = curve
-        out[f"sweep_best_accuracy_k{k}"] = float(max(curve))
-        out[f"sweep_best_dim_k{k}"] = float(int(np.argmax(curve)) + 1)
+        out[voc.sweep_accuracy(k)] = curve
+        out[voc.sweep_best_accuracy(k)] = float(max(curve))
+        out[voc.sweep_best_dim(k)] = float(int(np.argmax(curve)) + 1)
     return out
 
 
@@ -187,7 +188,7 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
         with stopwatch(timings, "predict"):
             for k in ks:
                 acc = float(np.mean(est.predict(X_test, k) == y_test))
-                metrics[f"accuracy_k{k}"], metrics[f"error_k{k}"] = acc, 1.0 - acc
+                metrics[voc.accuracy(k)], metrics[voc.error(k)] = acc, 1.0 - acc
         return metrics
     own_k = getattr(est, "selected_k_", None) if k_selection == "loo" else None
     depth = max(max(ks), hubness_k, own_k or 0)
@@ -206,9 +207,9 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
             lists = dict.fromkeys(ks, ind)
     for k in ks:
         acc = accuracy_per_k(lists[k], y_train, y_test, [k])[k]
-        metrics[f"accuracy_k{k}"], metrics[f"error_k{k}"] = acc, 1.0 - acc
+        metrics[voc.accuracy(k)], metrics[voc.error(k)] = acc, 1.0 - acc
     metrics.update(hubness.summary(ind, n_train, hubness_k))
-    metrics[f"nk_hist_n{hubness_k}"] = hubness.occurrence_histogram(
+    metrics[voc.nk_histogram(hubness_k)] = hubness.occurrence_histogram(
         hubness.k_occurrence(ind, n_train, hubness_k)).tolist()
     if k_selection != "none" or train_hubness:
         loo_depth = max(max(ks) if k_selection != "none" else 0,
@@ -221,9 +222,9 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
         if k_selection != "none":
             metrics.update(select_k(ind, loo, y_train, y_test, ks, own_k))
         if train_hubness:
-            metrics.update({f"train_{key}": value
+            metrics.update({voc.TRAIN_PREFIX + key: value
                             for key, value in hubness.summary(loo, n_train, hubness_k).items()})
-            metrics[f"train_nk_hist_n{hubness_k}"] = hubness.occurrence_histogram(
+            metrics[voc.nk_histogram(hubness_k, train=True)] = hubness.occurrence_histogram(
                 hubness.k_occurrence(loo, n_train, hubness_k)).tolist()
     if hasattr(est, "extra_metrics"):
         with stopwatch(timings, "extra_metrics"):
@@ -246,15 +247,15 @@ def select_k(ind: np.ndarray, loo: np.ndarray, y_train: np.ndarray, y_test: np.n
     the test-time k by cross-validation on the training set for every method.
     """
     loo_acc = accuracy_per_k(loo, y_train, y_train, ks)
-    out = {f"loo_accuracy_k{k}": acc for k, acc in loo_acc.items()}
+    out = {voc.loo_accuracy(k): acc for k, acc in loo_acc.items()}
     if own_k is None:
         best = max(loo_acc.values())
         k = min(k for k, acc in loo_acc.items() if acc == best)
     else:
         k = int(own_k)
     acc = accuracy_per_k(ind, y_train, y_test, [k])[k]
-    out.update({"selected_k": float(k), "selected_k_by_method": float(own_k is not None),
-                "accuracy_kcv": acc, "error_kcv": 1.0 - acc})
+    out.update({voc.SELECTED_K: float(k), voc.SELECTED_K_BY_METHOD: float(own_k is not None),
+                voc.ACCURACY_KCV: acc, voc.ERROR_KCV: 1.0 - acc})
     return out
 
 

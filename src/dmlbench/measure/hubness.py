@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import vocabulary as voc
+
 
 def k_occurrence(neighbor_indices: np.ndarray, n_labeled: int, k: int | None = None) -> np.ndarray:
     """N_k of every labelled object: counts of each index in the first `k` columns."""
@@ -81,11 +83,7 @@ def summary(neighbor_indices: np.ndarray, n_labeled: int, k: int) -> dict[str, f
     """All measures for the first `k` neighbours of each query, keyed for result records."""
     nk = k_occurrence(neighbor_indices, n_labeled, k)
     n_queries = np.asarray(neighbor_indices).shape[0]
-    return {
-        f"skewness_n{k}": skewness(nk),
-        f"robin_hood_n{k}": robin_hood(nk),
-        f"antihub_share_n{k}": antihub_share(nk),
-        f"hub_occurrence_n{k}": hub_occurrence(nk, k, n_queries),
-        f"gini_n{k}": gini(nk),
-        f"max_n{k}": float(nk.max()),
-    }
+    values = {"skewness": skewness(nk), "robin_hood": robin_hood(nk),
+              "antihub_share": antihub_share(nk), "hub_occurrence": hub_occurrence(nk, k, n_queries),
+              "gini": gini(nk), "max": float(nk.max())}
+    return {voc.hubness(measure, k): values[measure] for measure in voc.HUBNESS_MEASURES}

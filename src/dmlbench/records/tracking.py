@@ -1,9 +1,11 @@
-"""Result records -> MLflow, idempotently, also when several ingests run at once.
+"""The single writer to MLflow: split records (and study documents) become runs, idempotently,
+also when several ingests run at once.
 
-Layout (DESIGN.md section 2): one experiment per benchmark; one parent run per (data set, method,
-parameters) holding mean/std metrics and the mean of each curve over the splits (metric history
-`curve.<name>`); one child run per split holding that split's metrics, the
-record as an artifact, and the record's content hash in a tag. Runs are found again by their
+Layout: one experiment per benchmark; one parent run per (data set, method, parameters) holding
+the aggregation over its splits (`records.aggregation`: mean/std metrics, mean curves as metric
+histories `curve.<name>`); one child run per split holding that split's metrics, the record as an
+artifact, and the record's content hash in a tag; one run per config (kind `benchmark`) holding
+it as an artifact; one run per `TrackedRun` of a study document. Runs are found again by their
 `dmlbench.key` tag, so ingesting the same records twice updates nothing, and a changed record
 updates its run instead of adding one.
 
@@ -25,21 +27,55 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .. import records
-from ..files import read_json
+from .. import vocabulary as voc
+from .aggregation import (
+    fit_info_entries,
+    is_number,
+    mean_curves,
+    split_metrics,
+    summary,
+)
 
 DEFAULT_URI = "sqlite:///mlruns.db"
-KEY, KIND, HASH = "dmlbench.key", "dmlbench.kind", "dmlbench.content_hash"
+KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest
 LAYOUT_VERSION = 2
 ARRAYS_ARTIFACT = "arrays.npz"
+
+
+@dataclass
+class TrackedRun:
+    """One run of a study document, described generically: its `identity` (hashed into the
+    run's key), `result` (numbers become metrics; hashed, but for the `volatile` fields, into
+    its content hash, so an unchanged result is not logged again), params and tags."""
+
+    kind: str
+    benchmark: str
+    identity: dict
+    name: str
+    result: dict
+    volatile: tuple = ()
+    params: dict = field(default_factory=dict)
+    tags: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return voc.digest(self.identity)
+
+    @property
+    def content_digest(self) -> str:
+        stable = {k: (None if k in self.volatile else v) for k, v in self.result.items()}
+        return voc.digest({**self.identity, "result": stable}, None)
 
 
 def tracking_uri() -> str:
@@ -115,24 +151,6 @@ def _batches(items, size):
         yield items[start:start + size]
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _fit_info_entries(fit_info: dict) -> tuple[dict, dict, dict]:
-    """(metrics, histories, tags) of a record's fit_info, keyed `fit.<key>`."""
-    metrics, histories, tags = {}, {}, {}
-    for key, value in fit_info.items():
-        name = f"fit.{key}"
-        if _is_number(value):
-            metrics[name] = value
-        elif isinstance(value, list) and value and all(_is_number(v) for v in value):
-            histories[name] = value
-        else:
-            tags[name] = json.dumps(value) if not isinstance(value, str) else value
-    return metrics, histories, tags
-
-
 def _log(mlclient, run_id: str, metrics: dict, params: dict | None = None,
          tags: dict | None = None, histories: dict | None = None):
     from mlflow.entities import Metric, Param, RunTag
@@ -157,9 +175,9 @@ def _flat_params(record: dict) -> dict:
         "dataset": record["dataset"]["name"],
         "method": method["name"],
         "preprocess": json.dumps(record["preprocess"]["steps"]),
-        "protocol": json.dumps(record["split"]["protocol"], sort_keys=True),
-        "k": json.dumps(record["k"]),
-        "hubness_k": record["hubness_k"],
+        voc.PARAM_PROTOCOL: json.dumps(record["split"]["protocol"], sort_keys=True),
+        voc.PARAM_K: json.dumps(record["k"]),
+        voc.PARAM_HUBNESS_K: record["hubness_k"],
         "seed": record["split"]["seed"],
     })
     return params
@@ -168,75 +186,36 @@ def _flat_params(record: dict) -> dict:
 def _tags(record: dict, kind: str) -> dict:
     tags = {
         KIND: kind,
-        "dmlbench.benchmark": record["benchmark"],
-        "dmlbench.dataset": record["dataset"]["label"],
-        "dmlbench.dataset_source": record["dataset"]["source"],
-        "dmlbench.dataset_papers": ",".join(record["dataset"]["papers"]),
-        "dmlbench.method": record["method"]["label"],
-        "dmlbench.method_name": record["method"]["name"],
-        "dmlbench.family": record["method"]["family"],
-        "dmlbench.method_papers": ",".join(record["method"]["papers"]),
-        "dmlbench.parent_key": record["parent_key"],
-        "dmlbench.git_commit": record["environment"]["git_commit"],
+        voc.Tag.BENCHMARK: record["benchmark"],
+        voc.Tag.DATASET: record["dataset"]["label"],
+        voc.Tag.DATASET_SOURCE: record["dataset"]["source"],
+        voc.Tag.DATASET_PAPERS: ",".join(record["dataset"]["papers"]),
+        voc.Tag.METHOD: record["method"]["label"],
+        voc.Tag.METHOD_NAME: record["method"]["name"],
+        voc.Tag.FAMILY: record["method"]["family"],
+        voc.Tag.METHOD_PAPERS: ",".join(record["method"]["papers"]),
+        voc.Tag.PARENT_KEY: record["parent_key"],
+        voc.Tag.GIT_COMMIT: record["environment"]["git_commit"],
     }
     tags.update({f"version.{k}": v for k, v in record["environment"]["versions"].items()})
     return tags
 
 
-def _split_metrics(record: dict) -> dict:
-    """A split's metrics, timings and part sizes (`n_train`, `n_test`: counts for tests of
-    proportions such as `dmlbench.measure.statistics.ztest_two_proportions`)."""
-    out = dict(record["metrics"])
-    out.update({k: v for k, v in record["timings"].items()})
-    out.update(n_train=record["split"]["n_train"], n_test=record["split"]["n_test"])
-    return out
-
-
-def _summary(group: list[dict]) -> dict:
-    """Mean and sample standard deviation (ddof 1; 0 for one split) of each metric and of each
-    numeric `fit.<key>` (e.g. a hyper-parameter chosen per split)."""
-    numbers = [{**_split_metrics(r), **_fit_info_entries(r["fit_info"])[0]} for r in group]
-    keys = sorted({k for r in numbers for k in r})
-    out = {"n_splits": float(len(group)),
-           "n_test_total": float(sum(r["split"]["n_test"] for r in group))}
-    for key in keys:
-        values = np.array([r[key] for r in numbers if key in r], dtype=float)
-        out[f"{key}_mean"] = float(values.mean())
-        out[f"{key}_std"] = float(values.std(ddof=1)) if values.size > 1 else 0.0
-    return out
-
-
-def _mean_curves(group: list[dict]) -> dict[str, list[float]]:
-    """Mean over the splits of each curve, position by position, as `curve.<name>`. A shorter
-    curve is extended by its last value: a dimension sweep of a metric of lower rank on one
-    split keeps its last rate at higher dimensionalities (extra components would be zero)."""
-    names = sorted({name for r in group for name in r.get("curves", {})})
-    out = {}
-    for name in names:
-        curves = [r["curves"][name] for r in group if r.get("curves", {}).get(name)]
-        if not curves:
-            continue
-        length = max(len(c) for c in curves)
-        padded = np.array([c + [c[-1]] * (length - len(c)) for c in curves], dtype=float)
-        out[f"curve.{name}"] = padded.mean(axis=0).tolist()
-    return out
-
-
 def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str | None = None):
     tags = {KEY: key, KIND: kind}
     if parent_id:
-        tags["mlflow.parentRunId"] = parent_id
+        tags[voc.Tag.PARENT_RUN] = parent_id
     return mlclient.create_run(exp_id, tags=tags, run_name=name).info.run_id
 
 
 def _write_child(mlclient, run_id: str, record: dict, digest: str, folder: Path) -> None:
     """Log a split record into its run (metrics, fit info, curves, the record and its arrays as
     artifacts), FINISHED last; `folder` holds the record file (arrays are named relative to it)."""
-    fit_metrics, fit_histories, fit_tags = _fit_info_entries(record["fit_info"])
+    fit_metrics, fit_histories, fit_tags = fit_info_entries(record["fit_info"])
     tags = {**_tags(record, "split"), **fit_tags, HASH: digest,
-            "dmlbench.split": record["split"]["index"]}
-    curves = {f"curve.{k}": v for k, v in record.get("curves", {}).items()}
-    _log(mlclient, run_id, {**_split_metrics(record), **fit_metrics},
+            voc.Tag.SPLIT: record["split"]["index"]}
+    curves = {voc.curve(k): v for k, v in record.get("curves", {}).items()}
+    _log(mlclient, run_id, {**split_metrics(record), **fit_metrics},
          _flat_params(record), tags, {**fit_histories, **curves})
     _log_record_artifact(mlclient, run_id, record)
     if "arrays" in record:
@@ -297,10 +276,10 @@ def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
         run = runs.get(key, [None])[0]
         if run is None or run.data.tags.get(KIND) != "split":
             continue
-        parent = winners.get(run.data.tags.get("dmlbench.parent_key"))
-        if parent and run.data.tags.get("mlflow.parentRunId") != parent:
+        parent = winners.get(run.data.tags.get(voc.Tag.PARENT_KEY))
+        if parent and run.data.tags.get(voc.Tag.PARENT_RUN) != parent:
             try:
-                mlclient.set_tag(run.info.run_id, "mlflow.parentRunId", parent)
+                mlclient.set_tag(run.info.run_id, voc.Tag.PARENT_RUN, parent)
             except MlflowException:
                 if not _deleted(mlclient, run.info.run_id):
                     raise  # deleted meanwhile by a concurrent ingest, which resolves it later
@@ -308,7 +287,7 @@ def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
 
 
 def _config_key(config: dict) -> str:
-    return "config:" + hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    return "config:" + voc.digest(config)
 
 
 def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> str:
@@ -327,128 +306,112 @@ def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> st
     return run_id
 
 
+class _Ingest:
+    """One ingest into one experiment: what exists already, what was written, the counts."""
+
+    def __init__(self, experiment: str):
+        self.mlclient = client()
+        self.exp_id = experiment_id(self.mlclient, experiment)
+        self.known = {key: runs[0] for key, runs in existing_runs(self.mlclient, self.exp_id).items()}
+        self.counts = {"created": 0, "updated": 0, "unchanged": 0}
+
+    def run_for(self, key: str, digest: str, kind: str, name: str, write,
+                parent_id: str | None = None) -> str:
+        """The run of `key`: left alone when it holds `digest` already, else (created if
+        missing and) written by `write(run_id)`. Returns its id."""
+        run = self.known.get(key)
+        if _up_to_date(run, digest):
+            self.counts["unchanged"] += 1
+            return run.info.run_id
+        run_id = run.info.run_id if run else _start(self.mlclient, self.exp_id, key, kind, name,
+                                                    parent_id)
+        self.counts["updated" if run else "created"] += 1
+        return _write(self.mlclient, self.exp_id, key, run_id, write)
+
+    def parent(self, parent_key: str, group: list[dict]) -> str:
+        """The parent run of one (data set, method, parameters): its splits' aggregation."""
+        first = group[0]
+        stats, curves = summary(group), mean_curves(group)
+        run = self.known.get(parent_key)
+        run_id = run.info.run_id if run else _start(self.mlclient, self.exp_id, parent_key,
+                                                    "parent", _run_name(first))
+        stale = run is None or run.info.status != "FINISHED" or any(
+            run.data.metrics.get(k) != v for k, v in stats.items()) or any(
+            k not in run.data.metrics for k in curves)
+        if not stale:
+            return run_id
+
+        def write(rid):
+            _log(self.mlclient, rid, stats, _flat_params(first), _tags(first, "parent"),
+                 histories=curves)
+            self.mlclient.set_terminated(rid)
+
+        return _write(self.mlclient, self.exp_id, parent_key, run_id, write)
+
+    def split(self, record: dict, parent_id: str, folder: Path) -> str:
+        digest = f"{LAYOUT_VERSION}:{records.content_hash(record)}"
+        name = f"{_run_name(record)} / split {record['split']['index']}"
+        return self.run_for(record["job_key"], digest, "split", name,
+                            lambda rid: _write_child(self.mlclient, rid, record, digest, folder),
+                            parent_id)
+
+    def tracked(self, tracked: TrackedRun) -> str:
+        digest = tracked.content_digest
+        metrics = {k: v for k, v in tracked.result.items() if is_number(v)}
+        tags = {KIND: tracked.kind, HASH: digest, **tracked.tags}
+
+        def write(rid):
+            _log(self.mlclient, rid, metrics, tracked.params, tags)
+            self.mlclient.set_terminated(rid)
+
+        return self.run_for(tracked.key, digest, tracked.kind, tracked.name, write)
+
+
+def _run_name(record: dict) -> str:
+    return f"{record['dataset']['label']} / {record['method']['label']}"
+
+
 def ingest(paths: list[str | Path], experiment: str | None = None,
-           config: dict | None = None, validation: list[str | Path] = ()) -> dict:
-    """Import the split records of record files (and MVCE validation files, see
-    `_ingest_validation`) into MLflow; returns {"parents": {parent_key: {run_id, children:
-    {job_key: id}}}, "validation": {key: run_id}, ...}."""
-    loaded, folder = [], {}
+           config: dict | None = None, tracked: list[TrackedRun] = ()) -> dict:
+    """Import the split records of record files, and the runs of study documents
+    (`studies.tracked_runs`), into MLflow; returns {"parents": {parent_key: {run_id, dataset,
+    method, children: {job_key: run_id}}}, "tracked": {key: run_id}, "counts": ...}."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    folder = {}
     for path in paths:
         for record in records.read(path):
-            loaded.append(record)
+            groups[record["parent_key"]].append(record)
             folder[record["job_key"]] = Path(path).parent
-    documents = [read_json(path) for path in validation]
-    if not loaded and not documents:
+    if not groups and not tracked:
         raise ValueError("no result records to ingest")
-    experiment = experiment or (loaded[0] if loaded else documents[0])["benchmark"]
-    mlclient = client()
-    exp_id = experiment_id(mlclient, experiment)
-    known = {key: runs[0] for key, runs in existing_runs(mlclient, exp_id).items()}
-    groups: dict[str, list[dict]] = defaultdict(list)
-    for record in loaded:
-        groups[record["parent_key"]].append(record)
-    out = {"experiment": experiment, "experiment_id": exp_id, "tracking_uri": tracking_uri(),
-           "parents": {}}
+    experiment = experiment or (next(iter(groups.values()))[0]["benchmark"] if groups
+                                else tracked[0].benchmark)
+    session = _Ingest(experiment)
+    out = {"experiment": experiment, "experiment_id": session.exp_id,
+           "tracking_uri": tracking_uri(), "parents": {}}
     if config is not None:
-        out["config_run_id"] = log_benchmark_config(mlclient, exp_id, config, known)
-    counts = {"created": 0, "updated": 0, "unchanged": 0}
+        out["config_run_id"] = log_benchmark_config(session.mlclient, session.exp_id, config,
+                                                    session.known)
     for parent_key, group in sorted(groups.items()):
         group.sort(key=lambda r: r["split"]["index"])
-        first = group[0]
-        name = f"{first['dataset']['label']} / {first['method']['label']}"
-        summary = _summary(group)
-        curves = _mean_curves(group)
-        parent = known.get(parent_key)
-        parent_id = parent.info.run_id if parent else _start(mlclient, exp_id, parent_key, "parent", name)
-        stale = parent is None or parent.info.status != "FINISHED" or any(
-            parent.data.metrics.get(k) != v for k, v in summary.items()) or any(
-            k not in parent.data.metrics for k in curves)
-        if stale:
-            def write_parent(run_id, first=first, summary=summary, curves=curves):
-                _log(mlclient, run_id, summary, _flat_params(first), _tags(first, "parent"),
-                     histories=curves)
-                mlclient.set_terminated(run_id)
-
-            parent_id = _write(mlclient, exp_id, parent_key, parent_id, write_parent)
-        children = {}
-        for record in group:
-            key = record["job_key"]
-            digest = f"{LAYOUT_VERSION}:{records.content_hash(record)}"
-            run = known.get(key)
-            if _up_to_date(run, digest):
-                counts["unchanged"] += 1
-                children[key] = run.info.run_id
-                continue
-            run_id = run.info.run_id if run else _start(
-                mlclient, exp_id, key, "split", f"{name} / split {record['split']['index']}", parent_id)
-            children[key] = _write(mlclient, exp_id, key, run_id,
-                                   lambda rid, record=record, digest=digest:
-                                   _write_child(mlclient, rid, record, digest, folder[key]))
-            counts["updated" if run else "created"] += 1
-        out["parents"][parent_key] = {"run_id": parent_id, "dataset": first["dataset"]["label"],
-                                      "method": first["method"]["label"], "children": children}
-    out["validation"] = _ingest_validation(mlclient, exp_id, known, documents, counts)
-    config_keys = {_config_key(config)} if config is not None else set()
-    winners = resolve_duplicates(mlclient, exp_id, set(groups) | {r["job_key"] for r in loaded}
-                                 | config_keys | set(out["validation"]))
+        parent_id = session.parent(parent_key, group)
+        children = {r["job_key"]: session.split(r, parent_id, folder[r["job_key"]]) for r in group}
+        out["parents"][parent_key] = {"run_id": parent_id, "dataset": group[0]["dataset"]["label"],
+                                      "method": group[0]["method"]["label"], "children": children}
+    out["tracked"] = {t.key: session.tracked(t) for t in tracked}
+    written = set(groups) | set(folder) | set(out["tracked"])
+    if config is not None:
+        written.add(_config_key(config))
+    winners = resolve_duplicates(session.mlclient, session.exp_id, written)
     if config is not None:
         out["config_run_id"] = winners.get(_config_key(config), out["config_run_id"])
+    for entry in out["parents"].values():
+        entry["children"] = {k: winners.get(k, v) for k, v in entry["children"].items()}
     for parent_key, entry in out["parents"].items():
         entry["run_id"] = winners.get(parent_key, entry["run_id"])
-        entry["children"] = {k: winners.get(k, v) for k, v in entry["children"].items()}
-    out["validation"] = {k: winners.get(k, v) for k, v in out["validation"].items()}
-    out["counts"] = counts
+    out["tracked"] = {k: winners.get(k, v) for k, v in out["tracked"].items()}
+    out["counts"] = session.counts
     return out
-
-
-#: result fields that change from run to run (left out of the content hash)
-_VOLATILE_VALIDATION = ("titterington_batch_time_s", "titterington_serial_time_s",
-                        "titterington_equal_gap_time_s", "cvxpy_time_s", "speed_ratio",
-                        "speed_ratio_batched", "speed_ratio_equal_gap")
-
-
-def _ingest_validation(mlclient, exp_id: str, known: dict, documents: list[dict],
-                       counts: dict) -> dict:
-    """One run (kind `mvce_validation`) per (data set, m) of each MVCE validation document
-    (`dmlbench mvce-validate`); keyed and hashed like split runs, so re-ingesting is a no-op."""
-    from ..studies import mvce_validation
-
-    out = {}
-    for doc in documents:
-        if doc.get("kind") != mvce_validation.KIND:
-            raise ValueError(f"not an MVCE validation file (kind {doc.get('kind')!r})")
-        for row in doc["results"]:
-            identity = {"benchmark": doc["benchmark"], "dataset": doc["dataset"],
-                        "preprocess": doc["preprocess"], "settings": doc["settings"],
-                        "m": row["m"]}
-            key = _digest(identity)
-            stable = {k: (None if k in _VOLATILE_VALIDATION else v) for k, v in row.items()}
-            digest = _digest({**identity, "result": stable}, 64)  # a new field updates the run
-            run = known.get(key)
-            if _up_to_date(run, digest):
-                counts["unchanged"] += 1
-                out[key] = run.info.run_id
-                continue
-            label = doc["dataset"]["label"]
-            run_id = run.info.run_id if run else _start(
-                mlclient, exp_id, key, mvce_validation.KIND, f"{label} / MVCE check m={row['m']}")
-            params = {"eps": doc["settings"]["eps"], "tol": doc["settings"]["tol"],
-                      "queries": doc["settings"]["queries"],
-                      "preprocess": json.dumps(doc["preprocess"]), "dataset": doc["dataset"]["name"]}
-            tags = {KIND: mvce_validation.KIND, HASH: digest, "dmlbench.dataset": label,
-                    "dmlbench.benchmark": doc["benchmark"],
-                    "dmlbench.git_commit": doc["environment"]["git_commit"]}
-            def write_validation(rid, row=row, params=params, tags=tags):
-                _log(mlclient, rid, {k: v for k, v in row.items() if _is_number(v)}, params, tags)
-                mlclient.set_terminated(rid)
-
-            out[key] = _write(mlclient, exp_id, key, run_id, write_validation)
-            counts["updated" if run else "created"] += 1
-    return out
-
-
-def _digest(obj, length: int = 16) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:length]
 
 
 def _log_record_artifact(mlclient, run_id: str, record: dict) -> None:
@@ -460,9 +423,6 @@ def _log_record_artifact(mlclient, run_id: str, record: dict) -> None:
 
 def _log_arrays_artifact(mlclient, run_id: str, folder: Path, entry: dict) -> None:
     """The split's arrays (.npz next to its record file) as the run's artifact `arrays.npz`."""
-    import hashlib
-    import shutil
-
     source = folder / entry["file"]
     if not source.exists():
         raise FileNotFoundError(f"arrays file {source} named by a record is missing; rerun its job")

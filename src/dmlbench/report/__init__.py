@@ -3,15 +3,20 @@
 
 from __future__ import annotations
 
+import html
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
+from .. import config as dmlconfig
 from ..files import atomic_path
 from ..records import tracking
-from . import runs, sections
+from . import runs
+from .base import Context
+from .sections import SECTIONS
 
 
 def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = None,
@@ -19,19 +24,20 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
     """Write the report of `experiment` to `out_dir`; returns the path of index.html.
 
     `parent_keys` restricts it to those (data set, method) runs, e.g. the current config's.
+    The title and description default to the config logged with the runs.
     """
     out_dir = Path(out_dir)
     parents, splits = runs.load(experiment, parent_keys)
     config = runs.load_config(experiment)
-    ctx = sections.Context(parents, splits, out_dir, _hubness_k(parents), config,
-                           experiment=experiment)
-    built = [s for s in (builder(ctx) for builder in sections.BUILDERS) if s is not None]
+    ctx = Context(parents, splits, out_dir, runs.hubness_k(parents), runs.ks(parents), config,
+                  experiment=experiment)
+    built = [s for s in (section(ctx) for section in SECTIONS) if s is not None]
     env = Environment(loader=PackageLoader("dmlbench.report", "templates"),
                       autoescape=select_autoescape(["html"]))
     page = env.get_template("index.html").render(
-        title=title or (config or {}).get("report", {}).get("title")
-        or f"dmlbench report: {experiment}", experiment=experiment,
-        description=description or (config or {}).get("description", ""), sections=built, tracking_uri=tracking.tracking_uri(),
+        title=title or dmlconfig.report_title(config, experiment), experiment=experiment,
+        description=description or dmlconfig.description(config), sections=built,
+        tracking_uri=tracking.tracking_uri(),
         n_datasets=parents["dataset"].nunique(), n_methods=parents["method"].nunique(),
         n_parents=len(parents), n_splits=len(splits), version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M %Z"))
@@ -46,7 +52,8 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
 def write_overview(reports_dir: Path) -> Path:
     """reports/index.html: a link to every benchmark report under `reports_dir`."""
     entries = sorted(p.parent.name for p in reports_dir.glob("*/index.html"))
-    items = "".join(f'<li><a href="{name}/index.html">{name}</a></li>' for name in entries)
+    items = "".join(f'<li><a href="{html.escape(quote(name))}/index.html">{html.escape(name)}</a></li>'
+                    for name in entries)
     page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dmlbench reports"
             "</title></head><body style='font-family: sans-serif; margin: 2rem'>"
             f"<h1>dmlbench reports</h1><ul>{items}</ul></body></html>\n")
@@ -54,9 +61,3 @@ def write_overview(reports_dir: Path) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(page)
     return path
-
-
-def _hubness_k(parents) -> int:
-    ks = [int(c[len("skewness_n"):-len("_mean")]) for c in parents.columns
-          if c.startswith("skewness_n") and c.endswith("_mean")]
-    return min(ks) if ks else 10

@@ -4,30 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from ..files import atomic_path  # noqa: E402
-
-sns.set_theme(style="whitegrid", context="notebook")
-
-
-def _save(fig, out_dir: Path, name: str) -> str:
-    """Write the figure as `out_dir/name` (PNG, atomically); returns `name`."""
-    with atomic_path(out_dir / name) as tmp:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
-    plt.close(fig)
-    return name
+from .. import vocabulary as voc
+from .base import save_figure
 
 
 def error_per_dataset(splits: pd.DataFrame, k: int, methods: list[str], out_dir: Path) -> str:
     """Test error per data set and method: mean over splits with 1 sd error bars."""
-    frame = splits.assign(error=splits[f"error_k{k}"] * 100)
+    frame = splits.assign(error=splits[voc.error(k)] * 100)
     datasets = sorted(frame["dataset"].unique())
     fig, ax = plt.subplots(figsize=(8, max(2.5, 0.12 * len(datasets) * (len(methods) + 2))))
     sns.pointplot(data=frame, y="dataset", x="error", hue="method", order=datasets,
@@ -38,7 +26,7 @@ def error_per_dataset(splits: pd.DataFrame, k: int, methods: list[str], out_dir:
     ax.set_xlabel(f"test error of {k}-NN (%), mean ± sd over splits")
     ax.set_ylabel("")
     ax.legend(title="method", bbox_to_anchor=(1.01, 1), loc="upper left")
-    return _save(fig, out_dir, f"error_per_dataset_k{k}.png")
+    return save_figure(fig, out_dir, f"error_per_dataset_k{k}.png")
 
 
 def average_error(avg: pd.DataFrame, out_dir: Path) -> str:
@@ -50,31 +38,31 @@ def average_error(avg: pd.DataFrame, out_dir: Path) -> str:
     ax.set_ylabel("average test error over data sets (%)")
     ax.set_xlabel("")
     ax.tick_params(axis="x", rotation=30)
-    return _save(fig, out_dir, "average_error.png")
+    return save_figure(fig, out_dir, "average_error.png")
 
 
 def fit_time(parents: pd.DataFrame, methods: list[str], out_dir: Path) -> str:
     """Mean fit time per data set (points) and method, on a log axis."""
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    sns.stripplot(data=parents, x="method", y="fit_wall_s_mean", hue="dataset", order=methods,
+    sns.stripplot(data=parents, x="method", y=voc.mean(voc.wall_seconds("fit")), hue="dataset", order=methods,
                   ax=ax, size=6, jitter=0.15)
     ax.set_yscale("log")
     ax.set_ylabel("fit time per split (s, log scale)")
     ax.set_xlabel("")
     ax.tick_params(axis="x", rotation=30)
     ax.legend(title="data set", bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
-    return _save(fig, out_dir, "fit_time.png")
+    return save_figure(fig, out_dir, "fit_time.png")
 
 
 def skewness_vs_accuracy(parents: pd.DataFrame, hubness_k: int, k: int, out_dir: Path) -> str:
     """Accuracy against N_k skewness, one point per (data set, method)."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    sns.scatterplot(data=parents, x=f"skewness_n{hubness_k}_mean", y=f"accuracy_k{k}_mean",
+    sns.scatterplot(data=parents, x=voc.mean(voc.skewness(hubness_k)), y=voc.mean(voc.accuracy(k)),
                     hue="method", style="method", ax=ax, s=50)
     ax.set_xlabel(f"skewness of N_{hubness_k}")
     ax.set_ylabel(f"{k}-NN test accuracy")
     ax.legend(bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
-    return _save(fig, out_dir, f"skewness_vs_accuracy_k{k}.png")
+    return save_figure(fig, out_dir, f"skewness_vs_accuracy_k{k}.png")
 
 
 def critical_difference(ranks: pd.Series, cd: float, k: int, out_dir: Path) -> str:
@@ -108,7 +96,7 @@ def critical_difference(ranks: pd.Series, cd: float, k: int, out_dir: Path) -> s
     ax.plot([lo, lo + cd], [0.95, 0.95], color="black", linewidth=1.5)
     ax.text(lo + cd / 2, 1.0, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
     ax.axis("off")
-    return _save(fig, out_dir, f"critical_difference_k{k}.png")
+    return save_figure(fig, out_dir, f"critical_difference_k{k}.png")
 
 
 def pareto(parents: pd.DataFrame, k: int, front: dict[str, list[str]], out_dir: Path) -> str:
@@ -123,7 +111,7 @@ def pareto(parents: pd.DataFrame, k: int, front: dict[str, list[str]], out_dir: 
         sub = parents[parents["dataset"] == ds]
         for _, row in sub.iterrows():
             on_front = row["method"] in front.get(ds, [])
-            ax.scatter(row["fit_wall_s_mean"], 100 * row[f"error_k{k}_mean"],
+            ax.scatter(row[voc.mean(voc.wall_seconds("fit"))], 100 * row[voc.mean(voc.error(k))],
                        color=palette[row["method"]], s=40 if on_front else 18,
                        edgecolor="black" if on_front else "none", zorder=3)
         ax.set_xscale("log")
@@ -138,4 +126,4 @@ def pareto(parents: pd.DataFrame, k: int, front: dict[str, list[str]], out_dir: 
     fig.supxlabel("fit time per split (s, log scale)", fontsize=9)
     fig.supylabel(f"{k}-NN test error (%)", fontsize=9)
     fig.tight_layout()
-    return _save(fig, out_dir, f"pareto_k{k}.png")
+    return save_figure(fig, out_dir, f"pareto_k{k}.png")

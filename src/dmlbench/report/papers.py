@@ -14,6 +14,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from .. import vocabulary as voc
+
 
 def published(table: str) -> pd.DataFrame:
     """A transcribed table, e.g. ``published("shigeto-2017_table3a")``."""
@@ -23,6 +25,35 @@ def published(table: str) -> pd.DataFrame:
     with path.open() as fh:
         return pd.read_csv(fh, dtype={"setting": str}, keep_default_na=False,
                            na_values={"value": [""], "stderr": [""]})
+
+
+def _package_file(name: str):
+    path = resources.files("dmlbench.report") / "paper_tables" / name
+    if not path.is_file():
+        raise ValueError(f"no paper data '{name}' (files: report/paper_tables/)")
+    return path
+
+
+def claims(paper: str) -> list[str]:
+    """The paper's headline claims in plain words (`paper_tables/claims.yaml`)."""
+    import yaml
+
+    with _package_file("claims.yaml").open() as fh:
+        return yaml.safe_load(fh)[paper]
+
+
+def win_loss_counts(paper: str) -> pd.DataFrame:
+    """Published z-test counts: per (reference, method) the cases the reference was
+    significantly better (wins) and worse (losses) of `cases` (`<paper>_win_loss.csv`), indexed
+    by our registered method names."""
+    with _package_file(f"{paper}_win_loss.csv").open() as fh:
+        return pd.read_csv(fh).set_index(["reference", "method"])
+
+
+def data_table(name: str) -> pd.DataFrame:
+    """Another transcribed table of paper_tables/ (e.g. the 2007 paper's m_opt)."""
+    with _package_file(f"{name}.csv").open() as fh:
+        return pd.read_csv(fh)
 
 
 def side_by_side(spec: dict, parents: pd.DataFrame) -> pd.DataFrame:
@@ -37,7 +68,7 @@ def side_by_side(spec: dict, parents: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, cell in paper.iterrows():
         key = (spec["datasets"][cell["dataset"]], spec["methods"][cell["method"]])
-        mean_col, std_col = f"{spec['ours']}_mean", f"{spec['ours']}_std"
+        mean_col, std_col = voc.mean(spec["ours"]), voc.std(spec["ours"])
         found = key in ours.index and mean_col in ours.columns
         mean = float(ours.at[key, mean_col]) * scale if found else np.nan
         std = float(ours.at[key, std_col]) * scale if found and std_col in ours.columns else np.nan

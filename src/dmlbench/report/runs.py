@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
+from .. import vocabulary as voc
 from ..records import tracking
 
 
@@ -13,7 +16,7 @@ def _search(experiment: str, kind: str) -> pd.DataFrame:
     tracking.client()
     frame = mlflow.search_runs(
         experiment_names=[experiment],
-        filter_string=f"tags.`{tracking.KIND}` = '{kind}'",
+        filter_string=f"tags.`{voc.Tag.KIND}` = '{kind}'",
         output_format="pandas",
     )
     return tracking.canonical_runs(frame)
@@ -24,7 +27,8 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
 
     With `parent_keys` only those parents (and their splits) are kept, e.g. the current config's;
     otherwise the newest parent per (data set, method label). Columns are the metric names plus
-    `dataset`, `method`, `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`.
+    `dataset`, `method`, `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`, and
+    the run parameters `k` (the list of k evaluated) and `hubness_k`.
     """
     parents, splits = _search(experiment, "parent"), _search(experiment, "split")
     if parents.empty:
@@ -59,6 +63,14 @@ def split_arrays(run_id: str) -> dict | None:
             return {name: npz[name] for name in npz.files}
 
 
+def _tag(frame: pd.DataFrame, name: str) -> pd.Series:
+    return frame[f"tags.{name}"]
+
+
+def _param(frame: pd.DataFrame, name: str):
+    return frame.get(f"params.{name}")
+
+
 def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame
@@ -66,17 +78,31 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "run_id": frame["run_id"],
         "experiment_id": frame["experiment_id"],
         "start_time": frame["start_time"],
-        "parent_key": frame[f"tags.dmlbench.parent_key"],
-        "dataset": frame["tags.dmlbench.dataset"],
-        "method": frame["tags.dmlbench.method"],
-        "method_name": frame["tags.dmlbench.method_name"],
-        "family": frame["tags.dmlbench.family"],
-        "dataset_source": frame["tags.dmlbench.dataset_source"],
-        "protocol": frame.get("params.protocol"),
+        "parent_key": _tag(frame, voc.Tag.PARENT_KEY),
+        "dataset": _tag(frame, voc.Tag.DATASET),
+        "method": _tag(frame, voc.Tag.METHOD),
+        "method_name": _tag(frame, voc.Tag.METHOD_NAME),
+        "family": _tag(frame, voc.Tag.FAMILY),
+        "dataset_source": _tag(frame, voc.Tag.DATASET_SOURCE),
+        "protocol": _param(frame, voc.PARAM_PROTOCOL),
+        "k": _param(frame, voc.PARAM_K),
+        "hubness_k": _param(frame, voc.PARAM_HUBNESS_K),
     })
     metrics = frame[[c for c in frame.columns if c.startswith("metrics.")]]
     metrics.columns = [c[len("metrics."):] for c in metrics.columns]
     return pd.concat([out, metrics], axis=1)
+
+
+def ks(parents: pd.DataFrame) -> list[int]:
+    """The k values the runs evaluated (their parameter `k`), ascending."""
+    values = {int(k) for text in parents["k"].dropna() for k in json.loads(text)}
+    return sorted(values)
+
+
+def hubness_k(parents: pd.DataFrame) -> int:
+    """The k of the runs' hubness measures (their parameter `hubness_k`; the smallest if the
+    runs differ)."""
+    return min(int(k) for k in parents["hubness_k"].dropna())
 
 
 def load_kind(experiment: str, kind: str) -> pd.DataFrame:
@@ -87,7 +113,7 @@ def load_kind(experiment: str, kind: str) -> pd.DataFrame:
         return frame
     out = pd.DataFrame({"run_id": frame["run_id"], "experiment_id": frame["experiment_id"],
                         "start_time": frame["start_time"],
-                        "dataset": frame["tags.dmlbench.dataset"]})
+                        "dataset": _tag(frame, voc.Tag.DATASET)})
     metrics = frame[[c for c in frame.columns if c.startswith("metrics.")]]
     metrics.columns = [c[len("metrics."):] for c in metrics.columns]
     params = frame[[c for c in frame.columns if c.startswith("params.")]]

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-
-def ks_of(parents: pd.DataFrame) -> list[int]:
-    """The k values evaluated (from the `accuracy_k<k>_mean` columns), ascending."""
-    ks = [c[len("accuracy_k"):-len("_mean")] for c in parents.columns
-          if c.startswith("accuracy_k") and c.endswith("_mean")]
-    return sorted(int(k) for k in ks if k.isdigit())  # not accuracy_kcv (k chosen per split)
+from .. import vocabulary as voc
 
 
 def order(parents: pd.DataFrame) -> tuple[list[str], list[str]]:
@@ -23,8 +18,8 @@ def order(parents: pd.DataFrame) -> tuple[list[str], list[str]]:
 def mean_std(parents: pd.DataFrame, metric: str, scale: float = 1.0, digits: int = 2) -> pd.DataFrame:
     """Data set x method table of 'mean +/- std' strings of `metric` (parent means and stds)."""
     datasets, methods = order(parents)
-    mean = parents.pivot(index="dataset", columns="method", values=f"{metric}_mean") * scale
-    std = parents.pivot(index="dataset", columns="method", values=f"{metric}_std") * scale
+    mean = parents.pivot(index="dataset", columns="method", values=voc.mean(metric)) * scale
+    std = parents.pivot(index="dataset", columns="method", values=voc.std(metric)) * scale
     text = mean.map(lambda v: f"{v:.{digits}f}") + " ± " + std.map(lambda v: f"{v:.{digits}f}")
     text = text.where(mean.notna(), "–")
     return text.reindex(index=datasets, columns=methods)
@@ -37,23 +32,23 @@ def values(parents: pd.DataFrame, column: str) -> pd.DataFrame:
         index=datasets, columns=methods)
 
 
-def average_error(parents: pd.DataFrame) -> pd.DataFrame:
+def average_error(parents: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
     """Method x k table of the error averaged over data sets (in %), as Fig. 7 of
     Abou-Moustafa 2017; only data sets on which every method ran are averaged."""
     _, methods = order(parents)
     rows = {}
-    for k in ks_of(parents):
-        table = values(parents, f"error_k{k}_mean").dropna(axis=0, how="any")
+    for k in ks:
+        table = values(parents, voc.mean(voc.error(k))).dropna(axis=0, how="any")
         rows[f"k = {k}"] = table.mean(axis=0) * 100
     return pd.DataFrame(rows).reindex(methods)
 
 
-def mean_rank(parents: pd.DataFrame) -> pd.DataFrame:
+def mean_rank(parents: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
     """Method x k table of the mean rank of the test accuracy over data sets (1 = best)."""
     _, methods = order(parents)
     rows = {}
-    for k in ks_of(parents):
-        table = values(parents, f"accuracy_k{k}_mean").dropna(axis=0, how="any")
+    for k in ks:
+        table = values(parents, voc.mean(voc.accuracy(k))).dropna(axis=0, how="any")
         rows[f"k = {k}"] = table.rank(axis=1, ascending=False).mean(axis=0)
     return pd.DataFrame(rows).reindex(methods)
 

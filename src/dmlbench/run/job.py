@@ -11,10 +11,10 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .. import config, data, records
-from ..measure.evaluation import PeakMemory, evaluate, stopwatch
-from . import preprocessing, protocols
 from ..files import write_npz
+from ..measure.evaluation import PeakMemory, evaluate, stopwatch
 from ..methods import registry as method_registry
+from . import preprocessing, protocols
 
 
 def method_seed(seed: int, split: int) -> int:

@@ -68,11 +68,12 @@ def for_job(config: dict, job) -> dict:
 
     spec = registry.get(dmlconfig.dataset_name(config, job.dataset))
     preprocess = dmlconfig.dataset_preprocess(config, job.dataset)
-    entry = config["methods"][job.method]
+    overrides = dmlconfig.job_resource_overrides(config, job)
     return {
-        "threads": entry.get("threads", 1),
-        "mem_mb": entry.get("mem_mb") or job_mem_mb(spec.n, spec.d, preprocess),
-        "runtime": entry.get("runtime") or job_runtime(spec.n, spec.d, preprocess, len(job.splits)),
+        "threads": overrides.get("threads", 1),
+        "mem_mb": overrides.get("mem_mb") or job_mem_mb(spec.n, spec.d, preprocess),
+        "runtime": overrides.get("runtime") or job_runtime(spec.n, spec.d, preprocess,
+                                                           len(job.splits)),
     }
 
 

@@ -12,15 +12,23 @@ step 8 as printed) is run too, to show its shortfall.
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 
+from .. import vocabulary as voc
 from ..measure.neighbours import euclidean_kneighbors
 from ..solvers import mvce
 
 KIND = "mvce_validation"
 SCHEMA_VERSION = 1
+SCHEMA = Path(__file__).parents[1] / "schemas" / "mvce_validation.schema.json"
+#: result fields that change from run to run (left out of the content hash)
+VOLATILE = ("titterington_batch_time_s", "titterington_serial_time_s",
+            "titterington_equal_gap_time_s", "cvxpy_time_s", "speed_ratio",
+            "speed_ratio_batched", "speed_ratio_equal_gap")
 DEFAULTS = {"m": [5, 15, 30], "queries": 3, "eps": 1e-4, "tol": 1e-7, "max_iter": 100000,
             "seed": 0}
 
@@ -87,7 +95,7 @@ def compare(Z: np.ndarray, eps: float, tol: float, max_iter: int) -> dict:
     }
 
 
-def run(X: np.ndarray, config_value: dict | None) -> list[dict]:
+def results(X: np.ndarray, config_value: dict | None) -> list[dict]:
     """One comparison per m of the settings that the data set can hold (m <= n - 1)."""
     s = settings(config_value)
     out = []
@@ -96,4 +104,59 @@ def run(X: np.ndarray, config_value: dict | None) -> list[dict]:
             continue
         Z = neighbourhoods(X, int(m), int(s["queries"]), int(s["seed"]))
         out.append(compare(Z, float(s["eps"]), float(s["tol"]), int(s["max_iter"])))
+    return out
+
+
+def spec(benchmark: str, dataset: dict, preprocess: list, cache: str, config_value) -> dict:
+    """What the check of one data set needs: `dataset` is {label, name}; `config_value` the
+    config's `mvce_validation` entry (its `datasets` list is the config's business)."""
+    chosen = {k: v for k, v in (config_value or {}).items() if k != "datasets"}
+    return {"benchmark": benchmark, "dataset": dataset, "preprocess": preprocess,
+            "settings": settings(chosen), "cache": cache}
+
+
+def run(job: dict) -> dict:
+    """The validation document of one data set (`spec`)."""
+    from .. import data, records
+    from ..run import preprocessing
+
+    ds = data.load(job["dataset"]["name"], job["cache"])
+    X, _, _ = preprocessing.fit_transform(job["preprocess"], ds.X, ds.X[:1])
+    return {
+        "kind": KIND, "schema_version": SCHEMA_VERSION, "benchmark": job["benchmark"],
+        "dataset": {**job["dataset"], "n": int(X.shape[0]), "d": int(X.shape[1]),
+                    "sha256": ds.meta["sha256"]},
+        "preprocess": job["preprocess"], "settings": job["settings"],
+        "results": results(X, job["settings"]),
+        "environment": {"versions": records.package_versions(), "git_commit": records.git_commit()},
+    }
+
+
+def summary_lines(document: dict) -> list[str]:
+    """One line per m for the job's log."""
+    return [f"{document['dataset']['label']} m = {row['m']}: rel. log-det diff "
+            f"{row['rel_logdet_diff_max']:.1e}, CVXPY / Titterington time "
+            f"{row['speed_ratio']:.1f}" for row in document["results"]]
+
+
+def tracked_runs(document: dict) -> list:
+    """One MLflow run per (data set, m), identified by the benchmark, data set, preprocessing,
+    settings and m."""
+    from ..records.tracking import TrackedRun
+
+    out = []
+    for row in document["results"]:
+        identity = {"benchmark": document["benchmark"], "dataset": document["dataset"],
+                    "preprocess": document["preprocess"], "settings": document["settings"],
+                    "m": row["m"]}
+        label = document["dataset"]["label"]
+        params = {"eps": document["settings"]["eps"], "tol": document["settings"]["tol"],
+                  "queries": document["settings"]["queries"],
+                  "preprocess": json.dumps(document["preprocess"]),
+                  "dataset": document["dataset"]["name"]}
+        tags = {voc.Tag.DATASET: label, voc.Tag.BENCHMARK: document["benchmark"],
+                voc.Tag.GIT_COMMIT: document["environment"]["git_commit"]}
+        out.append(TrackedRun(kind=KIND, benchmark=document["benchmark"], identity=identity,
+                              name=f"{label} / MVCE check m={row['m']}", result=row,
+                              volatile=VOLATILE, params=params, tags=tags))
     return out

@@ -9,24 +9,12 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..records import tracking
-from . import figures, tables
-from .sections import Context, Section, export_table, html_table
+from ... import vocabulary as voc
+from ...records import tracking
+from .. import papers, tables
+from ..base import Context, Section, export_table, html_table, save_figure
 
 #: the paper's claims (section 4.2); its results are figures, so they are quoted, not tabulated
-PAPER_CLAIMS = [
-    "BoostMDM-G is the best or the second best on twelve of the 17 data sets, BoostMDM-K on ten; "
-    "overall BoostMDM-G is the most accurate of the 15 methods.",
-    "The boosted metrics may reach their best rate at a smaller dimensionality than their "
-    "non-boosting counterparts (BoostMDM-K on Wine, USPS, Spambase, GCM, COLON, AR, YALE; "
-    "BoostMDM-G on AR and YALE).",
-    "BoostMDM-K improves I-MFA on Spectf, WDBC, USPS, GCM, COLON, AR, GT and YALE; BoostMDM-G "
-    "improves GI-RELIEF on Spectf, USPS, AR, GT and YALE and impairs it a little on GCM.",
-    "Where boosting completes only one iteration, BoostMDM-K/-G equal I-MFA/GI-RELIEF; on the "
-    "low-dimensional sets the first metric often has nearly full rank, so boosting helps less.",
-    "I-MFA is more accurate than MFA on every data set except Yeast and Prostate.",
-    "k_h and k_m of BoostMDM-K are critical on Waveform and Crings; BoostMDM-G is recommended.",
-]
 
 #: (boosted, counterpart) registered names compared in the paper
 PAIRS = [("boostmdm_k", "i_mfa"), ("boostmdm_g", "gi_relief"), ("i_mfa", "mfa")]
@@ -43,13 +31,13 @@ def history(client, run_id: str, key: str) -> list[float]:
 
 def sweep_frame(ctx: Context, k: int) -> pd.DataFrame:
     """Long table (dataset, method, dim, rate) of the parents' mean sweep curves for k."""
-    column = f"sweep_best_accuracy_k{k}_mean"
+    column = voc.mean(voc.sweep_best_accuracy(k))
     if column not in ctx.parents:
         return pd.DataFrame()
     client = tracking.client()
     rows = []
     for _, p in ctx.parents[ctx.parents[column].notna()].iterrows():
-        for dim, rate in enumerate(history(client, p["run_id"], f"curve.sweep_accuracy_k{k}"), 1):
+        for dim, rate in enumerate(history(client, p["run_id"], voc.curve(voc.sweep_accuracy(k))), 1):
             rows.append({"dataset": p["dataset"], "method": p["method"], "dim": dim,
                          "rate": 100 * rate})
     return pd.DataFrame(rows)
@@ -87,7 +75,7 @@ def sweep_figure(curves: pd.DataFrame, best: pd.DataFrame, methods: list[str], k
     for ax in axes.flat[len(datasets):]:
         ax.axis("off")
     fig.tight_layout()
-    return figures._save(fig, out_dir, f"sweep_k{k}.png")
+    return save_figure(fig, out_dir, f"sweep_k{k}.png")
 
 
 def loss_paths(ctx: Context) -> pd.DataFrame:
@@ -130,11 +118,11 @@ def loss_figure(paths: pd.DataFrame, method: str, out_dir) -> str:
         ax.axis("off")
     fig.suptitle(f"{method}: loss bound against the rank of M_t (one line per split)")
     fig.tight_layout()
-    return figures._save(fig, out_dir, f"loss_vs_rank_{method}.png")
+    return save_figure(fig, out_dir, f"loss_vs_rank_{method}.png")
 
 
 def boosting_section(ctx: Context) -> Section | None:
-    ks = [k for k in ctx.ks if f"sweep_best_accuracy_k{k}_mean" in ctx.parents]
+    ks = [k for k in ctx.ks if voc.mean(voc.sweep_best_accuracy(k)) in ctx.parents]
     paths = loss_paths(ctx)
     if not ks and paths.empty:
         return None
@@ -186,5 +174,5 @@ def boosting_section(ctx: Context) -> Section | None:
                        "(BoostMDM-G) of Chang 2012; the first point is M_0 = 0 (B = 1).")
     sec.note("What Chang 2012 reports (section 4.2; its results are figures, so there are no "
              "published numbers to put beside ours): " + " ".join(
-                 f"({i}) {claim}" for i, claim in enumerate(PAPER_CLAIMS, 1)))
+                 f"({i}) {claim}" for i, claim in enumerate(papers.claims("chang-2012"), 1)))
     return sec

@@ -4,17 +4,13 @@ projections (Fig. 5.3/5.4 layout) read from the split runs' `arrays.npz` artifac
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from . import runs  # noqa: E402
-from .figures import _save  # noqa: E402
-from .sections import Context, Section, export_table, html_table  # noqa: E402
+from .. import runs
+from ..base import Context, Section, export_table, html_table, save_figure
 
 FAMILY = "nca"
 
@@ -88,7 +84,7 @@ def time_accuracy(splits: pd.DataFrame, out_dir) -> str | None:
     fig.legend(list(seen.values()), list(seen.keys()), loc="center left",
                bbox_to_anchor=(1.0, 0.5), fontsize="small")
     fig.tight_layout()
-    return _save(fig, out_dir, "nca_time_accuracy.png")
+    return save_figure(fig, out_dir, "nca_time_accuracy.png")
 
 
 def projections(splits: pd.DataFrame, dataset: str, out_dir) -> str | None:
@@ -117,7 +113,7 @@ def projections(splits: pd.DataFrame, dataset: str, out_dir) -> str | None:
                        loc="upper left")
     fig.tight_layout()
     name = "".join(ch if ch.isalnum() else "_" for ch in dataset)
-    return _save(fig, out_dir, f"nca_projection_{name}.png")
+    return save_figure(fig, out_dir, f"nca_projection_{name}.png")
 
 
 def section(ctx: Context) -> Section | None:

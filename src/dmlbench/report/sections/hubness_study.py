@@ -12,16 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from . import runs, tables  # noqa: E402
-from .figures import _save  # noqa: E402
-from .sections import Context, Section, export_table, html_table  # noqa: E402
+from ... import vocabulary as voc
+from .. import runs, tables
+from ..base import Context, Section, export_table, html_table, save_figure
 
 #: registered names of the Mahalanobis learners Move-labeled is timed against (Table 4)
 METRIC_LEARNERS = ("lmnn", "itml", "dml_eig")
@@ -50,7 +46,7 @@ def skewness_tables(ctx: Context, sec: Section) -> None:
     for prefix, what in (("", "test queries against the training points"),
                          ("train_", "training points against the other training points "
                                     "(leave-one-out)")):
-        column = f"{prefix}skewness_n{k}_mean"
+        column = voc.mean(prefix + voc.skewness(k))
         if column not in ctx.parents:
             continue
         table = _by_method(ctx.parents, column)
@@ -93,7 +89,7 @@ def distribution_figure(ctx: Context, hist: pd.DataFrame, datasets: list[str], k
         ax.set_xlabel(f"N{k}")
     axes[0][0].set_ylabel(f"p(N{k})")
     axes[0][-1].legend(bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
-    return _save(fig, out_dir, f"nk_distribution_n{k}.png")
+    return save_figure(fig, out_dir, f"nk_distribution_n{k}.png")
 
 
 def accuracy_figure(ctx: Context, accuracy: str, k: int, out_dir: Path) -> str:
@@ -107,12 +103,12 @@ def accuracy_figure(ctx: Context, accuracy: str, k: int, out_dir: Path) -> str:
     base = p[p["method_name"] == "euclidean"].set_index("dataset")
     for method in methods:
         part = p[p["method"] == method]
-        left.scatter(part[f"skewness_n{k}_mean"], 100 * part[f"{accuracy}_mean"],
+        left.scatter(part[voc.mean(voc.skewness(k))], 100 * part[voc.mean(accuracy)],
                      marker=markers[method], color=colours[method], label=method, s=30)
         if not base.empty and method not in base["method"].values:
             joined = part.join(base, on="dataset", rsuffix="_euc", how="inner")
-            right.scatter(joined[f"skewness_n{k}_mean"] - joined[f"skewness_n{k}_mean_euc"],
-                          100 * (joined[f"{accuracy}_mean"] - joined[f"{accuracy}_mean_euc"]),
+            right.scatter(joined[voc.mean(voc.skewness(k))] - joined[voc.mean(voc.skewness(k)) + "_euc"],
+                          100 * (joined[voc.mean(accuracy)] - joined[voc.mean(accuracy) + "_euc"]),
                           marker=markers[method], color=colours[method], label=method, s=30)
     left.set_xlabel(f"N{k} skewness")
     left.set_ylabel(f"test accuracy (%), {accuracy}")
@@ -121,7 +117,7 @@ def accuracy_figure(ctx: Context, accuracy: str, k: int, out_dir: Path) -> str:
     right.set_xlabel(f"N{k} skewness minus Euclidean's")
     right.set_ylabel("accuracy minus Euclidean's (points)")
     left.legend(fontsize="small")
-    return _save(fig, out_dir, f"hubness_study_accuracy_vs_skewness_n{k}.png")
+    return save_figure(fig, out_dir, f"hubness_study_accuracy_vs_skewness_n{k}.png")
 
 
 def refit_time(ctx: Context) -> pd.DataFrame | None:
@@ -148,7 +144,7 @@ def speedup(times: pd.DataFrame, parents: pd.DataFrame) -> pd.Series:
 
 
 def time_tables(ctx: Context, sec: Section) -> None:
-    candidates = [("fit_wall_s", tables.values(ctx.parents, "fit_wall_s_mean"),
+    candidates = [("fit_wall_s", tables.values(ctx.parents, voc.mean(voc.wall_seconds("fit"))),
                    "training time including hyper-parameter selection (s)")]
     refit = refit_time(ctx)
     if refit is not None:
@@ -170,7 +166,7 @@ def time_tables(ctx: Context, sec: Section) -> None:
 
 def hubness_study(ctx: Context) -> Section | None:
     k = ctx.hubness_k
-    if f"skewness_n{k}_mean" not in ctx.parents:
+    if voc.mean(voc.skewness(k)) not in ctx.parents:
         return None
     sec = Section("hubness-study", "Hubness study (Shigeto 2017)",
                   f"How each method shapes the N{k} distribution (N{k}(i): how often training "
@@ -181,16 +177,16 @@ def hubness_study(ctx: Context) -> Section | None:
                   "skewness, and training time.")
     skewness_tables(ctx, sec)
     out_dir = ctx.figure_dir
-    hist = histograms(ctx, f"curve.nk_hist_n{k}")
+    hist = histograms(ctx, voc.curve(voc.nk_histogram(k)))
     if not hist.empty:
-        worst = (ctx.parents.groupby("dataset")[f"skewness_n{k}_mean"].max()
+        worst = (ctx.parents.groupby("dataset")[voc.mean(voc.skewness(k))].max()
                  .sort_values(ascending=False).index[:N_DISTRIBUTION_PANELS])
         sec.figure(distribution_figure(ctx, hist, list(worst), k, out_dir),
                    f"Distribution of N{k} (test queries, pooled over splits) on log-log axes "
                    f"for the {len(worst)} data sets with the largest skewness; hubs make a long "
                    "right tail.")
-    accuracy = ("accuracy_kcv" if "accuracy_kcv_mean" in ctx.parents
-                else f"accuracy_k{ctx.ks[0]}")
+    accuracy = (voc.ACCURACY_KCV if voc.mean(voc.ACCURACY_KCV) in ctx.parents
+                else voc.accuracy(ctx.ks[0]))
     sec.figure(accuracy_figure(ctx, accuracy, k, out_dir),
                f"Test accuracy ({accuracy}) against N{k} skewness, one point per (data set, "
                "method); right: both relative to the Euclidean metric on the same data set.")

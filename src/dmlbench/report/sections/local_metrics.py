@@ -4,32 +4,15 @@ counts of RMVEM, the chosen neighbourhood sizes, which GQD form beats the Euclid
 
 from __future__ import annotations
 
-from importlib import resources
-
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from ..measure import statistics
-from . import runs, tables
-from .figures import _save
-from .sections import Context, Section, export_table, html_table
+from ... import vocabulary as voc
+from ...measure import statistics
+from .. import papers, runs, tables
+from ..base import Context, Section, export_table, html_table, save_figure
 
-#: Abou-Moustafa 2017, sect. 5.3: of 60 cases (20 data sets x k in {1, 3, 5}), z-test at 0.05,
-#: MVEM significantly better / worse than each method (by our registered method name)
-PAPER_2017_COUNTS = {"euclidean": ("EUC", 42, 11), "lmnn": ("LMNN", 30, 23),
-                     "rca": ("RCA", 44, 14), "mmc": ("XING", 38, 15), "klhp": ("KLHP", 46, 13),
-                     "rmle": ("RMLE", 22, 16)}
-CLAIMS = (
-    "Abou-Moustafa 2017 (figures only, no tables): RMVEM is consistently better than EUC on the "
-    "UCI sets and in most cases better than RCA, XING and KLHP; significantly better than EUC, "
-    "LMNN, RCA, XING, KLHP, RMLE in 42, 30, 44, 38, 46, 22 of 60 cases and significantly worse "
-    "in 11, 23, 14, 15, 13, 16 (z-test for two proportions, 0.05); RMVEM has the lowest average "
-    "error over the 20 UCI sets for every k (Fig. 7). Abou-Moustafa 2007: MVEM is consistently "
-    "better than EUC and not significantly different from LMNN and RCA on average; MVEM-sim "
-    "(cosine neighbourhoods) beats MVEM-euc on balance (Fig. 5); m_opt per data set and k in "
-    "Table 1."
-)
 #: the papers' data-set names -> our registry's, where they differ beyond letter case
 DATASET_NAMES = {"balance": "balance-scale", "newthyroid": "new-thyroid",
                  "pageblocks": "page-blocks", "tictactoe": "tic-tac-toe", "spam": "spambase"}
@@ -103,7 +86,7 @@ def _speed_figure(frame: pd.DataFrame, ctx: Context) -> str:
     axes[1].set_xlabel("r = min(m, d)")
     axes[1].set_ylabel("max relative log-det difference")
     axes[1].legend(bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
-    return _save(fig, ctx.figure_dir, "mvce_check.png")
+    return save_figure(fig, ctx.figure_dir, "mvce_check.png")
 
 
 def pooled_accuracy(splits: pd.DataFrame, ks: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -112,7 +95,7 @@ def pooled_accuracy(splits: pd.DataFrame, ks: list[int]) -> tuple[pd.DataFrame, 
     cross-validation every point is tested once)."""
     rows = []
     for k in ks:
-        part = splits.assign(k=k, correct=splits[f"accuracy_k{k}"] * splits["n_test"],
+        part = splits.assign(k=k, correct=splits[voc.accuracy(k)] * splits["n_test"],
                              n=splits["n_test"])
         rows.append(part.groupby(["dataset", "k", "method"])[["correct", "n"]].sum())
     both = pd.concat(rows)
@@ -125,13 +108,14 @@ def local_metrics(ctx: Context) -> Section | None:
     if "family" not in parents or not (parents["family"] == "local").any():
         return None
     names = dict(zip(parents["method"], parents["method_name"]))
-    ks = tables.ks_of(parents)
+    ks = ctx.ks
     sec = Section("local-metrics", "Local ellipsoid metrics against the papers' claims",
                   "RMVEM / MiniVenn (Abou-Moustafa 2017, 2007) against every other method: "
                   "per (data set, k), a pooled z-test for two proportions at 0.05 on the "
                   "misclassified test points summed over the splits (each point is tested "
                   "once per outer fold), counted as in sect. 5.3 of Abou-Moustafa 2017.")
-    sec.note(CLAIMS)
+    sec.note("Abou-Moustafa 2017: " + " ".join(papers.claims("abou-moustafa-2017"))
+             + " Abou-Moustafa 2007: " + " ".join(papers.claims("abou-moustafa-2007")))
     if "n_test" not in ctx.splits:
         sec.note("These runs carry no test-part sizes (n_test): ingest them again to get the "
                  "z-test counts.")
@@ -141,10 +125,9 @@ def local_metrics(ctx: Context) -> Section | None:
     for ref in references:
         table = statistics.win_tie_loss(acc, n, ref)
         table["cases"] = table.sum(axis=1)
-        paper = {m: PAPER_2017_COUNTS.get(names.get(m)) for m in table.index}
-        table["paper 2017 (win / loss of 60)"] = [
-            f"{p[0]}: {p[1]} / {p[2]}" if p and names.get(ref) == "rmvem" else "–"
-            for p in paper.values()]
+        published = papers.win_loss_counts("abou-moustafa-2017")
+        table["paper 2017 (win / loss)"] = [
+            _published_counts(published, names.get(ref), names.get(m)) for m in table.index]
         sec.table(html_table(table), f"{ref}: significantly better (win) / not (tie) / worse "
                   f"(loss) against each method over the (data set, k) cases",
                   export_table(ctx, table, f"win_tie_loss_{ref}"))
@@ -153,7 +136,7 @@ def local_metrics(ctx: Context) -> Section | None:
         local = [m for m in acc.columns if names.get(m) in ("rmvem", "rmle", "minivenn")]
         rows = {m: statistics.win_tie_loss(acc[[m, euc]], n[[m, euc]], m).loc[euc] for m in local}
         vs_euc = pd.DataFrame(rows).T
-        avg = tables.average_error(parents).reindex(local + [euc])
+        avg = tables.average_error(parents, ks).reindex(local + [euc])
         vs_euc = vs_euc.join(avg.map(lambda v: round(v, 2)), how="outer")
         sec.table(html_table(vs_euc.fillna("–")), "Each local metric against EUC (z-test "
                   "counts) and the average test error over data sets (%): which GQD form "
@@ -168,14 +151,20 @@ def local_metrics(ctx: Context) -> Section | None:
     if references and names.get(references[0]) == "rmvem":
         sec.figure(_wins_figure(statistics.win_tie_loss(acc, n, references[0]), names, ctx),
                    f"{references[0]} against each method: cases significantly better / worse, "
-                   "ours and as printed in Abou-Moustafa 2017 (of 60).")
+                   "ours and as printed in Abou-Moustafa 2017.")
     return sec
 
 
+def _published_counts(published: pd.DataFrame, reference: str, method: str) -> str:
+    """'EUC: 42 / 11 of 60' where the paper counts the pair, else a dash."""
+    if (reference, method) not in published.index:
+        return "–"
+    row = published.loc[(reference, method)]
+    return f"{row['paper_method']}: {row['wins']} / {row['losses']} of {row['cases']}"
+
+
 def _paper_mopt() -> pd.DataFrame:
-    path = resources.files("dmlbench.report") / "paper_tables" / "abou-moustafa-2007_table1.csv"
-    with resources.as_file(path) as p:
-        table = pd.read_csv(p)
+    table = papers.data_table("abou-moustafa-2007_table1")
     table["dataset"] = [DATASET_NAMES.get(d.lower(), d.lower()) for d in table["dataset"]]
     table["k"] = table["setting"].str.removeprefix("k=").astype(int)
     return table.pivot(index="dataset", columns="k", values="value")
@@ -186,7 +175,7 @@ def chosen_m(splits: pd.DataFrame, parents: pd.DataFrame, ks: list[int]) -> pd.D
     local = parents.loc[parents["family"] == "local", "method"].unique()
     columns = {}
     for k in ks:
-        key = f"fit.m_k{k}"
+        key = voc.fit(f"m_k{k}")
         if key not in splits:
             continue
         part = splits[splits["method"].isin(local)].dropna(subset=[key])
@@ -206,18 +195,21 @@ def chosen_m(splits: pd.DataFrame, parents: pd.DataFrame, ks: list[int]) -> pd.D
 
 
 def _wins_figure(table: pd.DataFrame, names: dict, ctx: Context) -> str:
+    """Our win / loss counts of RMVEM beside the published ones (Abou-Moustafa 2017)."""
+    published = papers.win_loss_counts("abou-moustafa-2017")
+    reference = "rmvem"
     rows = []
     for method, row in table.iterrows():
         rows += [{"method": method, "source": "ours", "outcome": "win", "cases": row["win"]},
                  {"method": method, "source": "ours", "outcome": "loss", "cases": row["loss"]}]
-        paper = PAPER_2017_COUNTS.get(names.get(method))
-        if paper:
-            rows += [{"method": method, "source": "paper (of 60)", "outcome": "win",
-                      "cases": paper[1]},
-                     {"method": method, "source": "paper (of 60)", "outcome": "loss",
-                      "cases": paper[2]}]
+        key = (reference, names.get(method))
+        if key in published.index:
+            row = published.loc[key]
+            rows += [{"method": method, "source": f"paper (of {row['cases']})", "outcome": outcome,
+                      "cases": row[column]} for outcome, column in (("win", "wins"),
+                                                                  ("loss", "losses"))]
     data = pd.DataFrame(rows)
     grid = sns.catplot(data=data, x="method", y="cases", hue="source", col="outcome", kind="bar",
                        height=3.4, aspect=1.3)
     grid.set_xticklabels(rotation=30)
-    return _save(grid.figure, ctx.figure_dir, "local_win_loss.png")
+    return save_figure(grid.figure, ctx.figure_dir, "local_win_loss.png")

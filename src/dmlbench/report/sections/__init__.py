@@ -1,0 +1,35 @@
+"""The sections of the benchmark report, in page order. A section is a function taking the
+`report.base.Context` and returning a `report.base.Section`, or None when it has nothing to show
+(e.g. the boosting section of a benchmark without boosted methods). To add one, write it in its
+own module here and list it in `SECTIONS`; sections import only `report.base` and the helpers
+(tables, figures, runs, papers), never each other or this package."""
+
+from __future__ import annotations
+
+from . import (
+    boosting,
+    cost,
+    hubness,
+    hubness_study,
+    leaderboard,
+    local_metrics,
+    nca_variants,
+    papers,
+    statistics,
+)
+
+SECTIONS = [
+    leaderboard.leaderboard,
+    leaderboard.accuracy,
+    leaderboard.average_error,
+    statistics.statistics,
+    hubness.hubness,
+    cost.cost,
+    cost.cost_accuracy,
+    papers.paper_tables,
+    hubness_study.hubness_study,
+    local_metrics.mvce_check,
+    local_metrics.local_metrics,
+    boosting.boosting_section,
+    nca_variants.section,
+]

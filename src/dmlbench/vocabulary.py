@@ -1,0 +1,148 @@
+"""The names results are known by: metric and curve names in records and MLflow, MLflow tag names,
+and the one digest used for identity keys. Writers (evaluation, records, tracking) and readers
+(the report) both take them from here, so a name is typed once.
+
+Metric names carry their k: `accuracy_k3`, `skewness_n10` (N_k-based measures use `_n<k>`,
+k-NN rules `_k<k>`); `parse_k` reads it back. Across splits a metric `m` becomes `m_mean` and
+`m_std` in the parent run (`records.aggregation`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+# --- metric names -------------------------------------------------------------------------------
+
+#: accuracy and error of the k-NN rule with the k chosen on the training part
+ACCURACY_KCV, ERROR_KCV = "accuracy_kcv", "error_kcv"
+SELECTED_K, SELECTED_K_BY_METHOD = "selected_k", "selected_k_by_method"
+#: number of mapped dimensions a dimension sweep covers
+SWEEP_DIMS = "sweep_dims"
+#: parent-run summaries (records.aggregation)
+N_SPLITS, N_TEST_TOTAL = "n_splits", "n_test_total"
+N_TRAIN, N_TEST = "n_train", "n_test"
+#: peak resident memory of the process during a split (MiB) and its rise over the start
+PEAK_RSS_MB, PEAK_RSS_DELTA_MB = "peak_rss_mb", "peak_rss_delta_mb"
+#: hubness measures of `measure.hubness.summary`, each named `<measure>_n<k>`
+HUBNESS_MEASURES = ("skewness", "robin_hood", "antihub_share", "hub_occurrence", "gini", "max")
+#: prefix of the hubness measured within the training set (leave-one-out lists)
+TRAIN_PREFIX = "train_"
+
+
+def accuracy(k: int) -> str:
+    """Test accuracy of the k-NN rule."""
+    return f"accuracy_k{k}"
+
+
+def error(k: int) -> str:
+    return f"error_k{k}"
+
+
+def loo_accuracy(k: int) -> str:
+    """Leave-one-out k-NN accuracy of the training points (k selection)."""
+    return f"loo_accuracy_k{k}"
+
+
+def hubness(measure: str, k: int, train: bool = False) -> str:
+    """A hubness measure of N_k, e.g. `hubness("skewness", 10)` = `skewness_n10`."""
+    return f"{TRAIN_PREFIX if train else ''}{measure}_n{k}"
+
+
+def skewness(k: int, train: bool = False) -> str:
+    return hubness("skewness", k, train)
+
+
+def nk_histogram(k: int, train: bool = False) -> str:
+    """Curve: entry m = number of labelled points with N_k = m."""
+    return hubness("nk_hist", k, train)
+
+
+def sweep_accuracy(k: int) -> str:
+    """Curve: k-NN accuracy on the first r mapped dimensions, r = 1, 2, ..."""
+    return f"sweep_accuracy_k{k}"
+
+
+def sweep_best_accuracy(k: int) -> str:
+    return f"sweep_best_accuracy_k{k}"
+
+
+def sweep_best_dim(k: int) -> str:
+    return f"sweep_best_dim_k{k}"
+
+
+def wall_seconds(phase: str) -> str:
+    """Wall-clock seconds of a phase of a split: `fit_wall_s`, `predict_wall_s`, ..."""
+    return f"{phase}_wall_s"
+
+
+def cpu_seconds(phase: str) -> str:
+    return f"{phase}_cpu_s"
+
+
+def mean(metric: str) -> str:
+    """The parent run's mean over splits of `metric`."""
+    return f"{metric}_mean"
+
+
+def std(metric: str) -> str:
+    return f"{metric}_std"
+
+
+_K = re.compile(r"_(?:k|n)(\d+)(?:_mean|_std)?$")
+
+
+def parse_k(name: str) -> int | None:
+    """The k a metric name carries (`accuracy_k3_mean` -> 3, `skewness_n10` -> 10); None when it
+    carries none (`accuracy_kcv`, `fit_wall_s`)."""
+    match = _K.search(name)
+    return int(match.group(1)) if match else None
+
+
+# --- MLflow --------------------------------------------------------------------------------------
+
+CURVE_PREFIX = "curve."  # metric histories of curves: `curve.nk_hist_n10`
+FIT_PREFIX = "fit."  # a method's fit_info entries: `fit.n_iter`, `fit.m_k1`
+
+
+def curve(name: str) -> str:
+    return CURVE_PREFIX + name
+
+
+def fit(key: str) -> str:
+    return FIT_PREFIX + key
+
+
+#: run parameters every parent and split run carries (the report reads k and hubness_k here)
+PARAM_K, PARAM_HUBNESS_K, PARAM_PROTOCOL = "k", "hubness_k", "protocol"
+
+
+class Tag:
+    """MLflow tag names of dmlbench runs."""
+
+    KEY = "dmlbench.key"  # identity of the run (a record's job key, a parent key, ...)
+    KIND = "dmlbench.kind"  # parent | split | benchmark | <study kind>
+    CONTENT_HASH = "dmlbench.content_hash"
+    BENCHMARK = "dmlbench.benchmark"
+    DATASET = "dmlbench.dataset"  # the data-set label of the config
+    DATASET_SOURCE = "dmlbench.dataset_source"
+    DATASET_PAPERS = "dmlbench.dataset_papers"
+    METHOD = "dmlbench.method"  # the method label of the config
+    METHOD_NAME = "dmlbench.method_name"  # its registry name
+    FAMILY = "dmlbench.family"
+    METHOD_PAPERS = "dmlbench.method_papers"
+    PARENT_KEY = "dmlbench.parent_key"
+    SPLIT = "dmlbench.split"
+    GIT_COMMIT = "dmlbench.git_commit"
+    PARENT_RUN = "mlflow.parentRunId"
+
+
+# --- identity ------------------------------------------------------------------------------------
+
+
+def digest(obj, length: int | None = 16) -> str:
+    """sha256 of the canonical JSON of `obj` (keys sorted), hex, cut to `length` characters
+    (None: all 64). Identity keys use 16."""
+    text = hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+    return text if length is None else text[:length]
