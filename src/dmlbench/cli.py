@@ -73,7 +73,7 @@ def _print_table(header, rows, wrap_last=True) -> None:
 def _methods(args) -> None:
     from .methods import REGISTRY
 
-    rows = [(name, cls.family, cls.kind, ", ".join(sorted(cls._get_param_names())))
+    rows = [(name, cls.family, cls.kind, ", ".join(sorted(cls.parameter_names())))
             for name, cls in sorted(REGISTRY.items())]
     _print_table(("name", "family", "kind", "parameters"), rows)
 

@@ -141,14 +141,16 @@ def dimension_sweep(Z_test: np.ndarray, Z_train: np.ndarray, y_train: np.ndarray
     return {k: (correct[a] / y_test.size).tolist() for a, k in enumerate(ks)}
 
 
-def sweep_metrics(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray,
-                  ks: list[int]) -> dict:
-    """The dimension sweep of a fitted linear metric (rows of `components_` in their order):
-    per k the curve `sweep_accuracy_k<k>` (position r-1 = first r components), its best value
-    `sweep_best_accuracy_k<k>` and the smallest dimensionality reaching it,
-    `sweep_best_dim_k<k>` (the paper's "most effective dimensionality"), and `sweep_dims`."""
-    curves = dimension_sweep(est.transform(X_test), est.embedding_, y_train, y_test, ks)
-    out: dict = {voc.SWEEP_DIMS: float(est.components_.shape[0])}
+def sweep_metrics(embeddings: tuple[np.ndarray, np.ndarray], y_train: np.ndarray,
+                  y_test: np.ndarray, ks: list[int]) -> dict:
+    """The dimension sweep of a fitted linear metric (its `sweep_embeddings`: columns in the
+    order of its components): per k the curve `sweep_accuracy_k<k>` (position r-1 = first r
+    components), its best value `sweep_best_accuracy_k<k>` and the smallest dimensionality
+    reaching it, `sweep_best_dim_k<k>` (the paper's "most effective dimensionality"), and
+    `sweep_dims`."""
+    Z_test, Z_train = embeddings
+    curves = dimension_sweep(Z_test, Z_train, y_train, y_test, ks)
+    out: dict = {voc.SWEEP_DIMS: float(Z_train.shape[1])}
     for k, curve in curves.items():
         out[voc.sweep_accuracy(k)] = curve
         out[voc.sweep_best_accuracy(k)] = float(max(curve))
@@ -166,31 +168,34 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     N_k (curve `nk_hist_n<k>`: entry m = number of training points with N_k = m). A method may
     add its own numbers through `extra_metrics(X_test, y_test) -> dict` (e.g. the NCA rule's
     accuracy; a list of numbers is a curve, e.g. accuracy per mapped dimension, see
-    `split_curves`); a 'classifier' method is evaluated through `predict(X_test, k)` only.
+    `split_curves`); a `Classifier` is evaluated through `predict(X_test, k)` only.
 
-    A method whose neighbour list depends on k (hyper-parameters chosen per k, e.g. RMVEM's
-    neighbourhood size) exposes `kneighbors_per_k(X_test, ks, n_neighbors) -> {k: (dist, ind)}`:
-    the k-NN rule with k votes on list k, and hubness is measured on the list of the smallest k.
+    The hooks used are those of `dmlbench.methods.base.KNeighborsMethod`: the k-NN rule with k
+    votes uses list k of `kneighbors_per_k` (a method whose list depends on k, e.g. RMVEM's
+    neighbourhood size per k, overrides it), and hubness is measured on the list of the
+    smallest k.
 
     `k_selection="loo"` chooses the test-time k (`select_k`) and adds `selected_k`,
     `accuracy_kcv`, `error_kcv` and the leave-one-out training accuracies `loo_accuracy_k<k>`.
     `train_hubness=True` adds the hubness of the training set itself (`train_<measure>` and the
     curve `train_nk_hist_n<k>`): each training point's leave-one-out `hubness_k` neighbours.
     Both use one leave-one-out search, `est.train_kneighbors` (timed as `train_search`).
-    With `sweep` (the config's `dimension_sweep`), a method with `components_` (a linear metric
-    with at least one component) also gets the `sweep_metrics` of its components in their order.
+    With `sweep` (the config's `dimension_sweep`), a method with `sweep_embeddings` (a linear
+    metric with at least one component) also gets the `sweep_metrics` of its components.
     """
+    from ..methods.base import Classifier
+
     if k_selection not in K_SELECTIONS:
         raise ValueError(f"k_selection must be one of {K_SELECTIONS}, got {k_selection!r}")
     n_train = y_train.shape[0]
     metrics: dict[str, float] = {}
-    if getattr(est, "kind", "global") == "classifier":
+    if isinstance(est, Classifier):
         with stopwatch(timings, "predict"):
             for k in ks:
                 acc = float(np.mean(est.predict(X_test, k) == y_test))
                 metrics[voc.accuracy(k)], metrics[voc.error(k)] = acc, 1.0 - acc
         return metrics
-    own_k = getattr(est, "selected_k_", None) if k_selection == "loo" else None
+    own_k = est.selected_k if k_selection == "loo" else None
     depth = max(max(ks), hubness_k, own_k or 0)
     if depth > n_train:
         raise ValueError(
@@ -198,13 +203,9 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
             "training points of this split"
         )
     with stopwatch(timings, "predict"):
-        if hasattr(est, "kneighbors_per_k"):
-            lists = {k: ind for k, (_, ind) in est.kneighbors_per_k(
-                X_test, ks, depth, progress=progress).items()}
-            ind = lists[min(ks)]
-        else:
-            _, ind = est.kneighbors(X_test, depth, progress=progress)
-            lists = dict.fromkeys(ks, ind)
+        lists = {k: ind for k, (_, ind) in est.kneighbors_per_k(
+            X_test, ks, depth, progress=progress).items()}
+        ind = lists[min(ks)]
     for k in ks:
         acc = accuracy_per_k(lists[k], y_train, y_test, [k])[k]
         metrics[voc.accuracy(k)], metrics[voc.error(k)] = acc, 1.0 - acc
@@ -226,13 +227,16 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
                             for key, value in hubness.summary(loo, n_train, hubness_k).items()})
             metrics[voc.nk_histogram(hubness_k, train=True)] = hubness.occurrence_histogram(
                 hubness.k_occurrence(loo, n_train, hubness_k)).tolist()
-    if hasattr(est, "extra_metrics"):
-        with stopwatch(timings, "extra_metrics"):
-            metrics.update(est.extra_metrics(X_test, y_test))
-    if sweep and getattr(est, "components_", None) is not None \
-            and est.components_.shape[0] > 0:
+    extra_timing: dict = {}
+    with stopwatch(extra_timing, "extra_metrics"):
+        extra = est.extra_metrics(X_test, y_test)
+    if extra:  # only methods with numbers of their own carry the timing
+        metrics.update(extra)
+        timings.update(extra_timing)
+    embeddings = est.sweep_embeddings(X_test) if sweep else None
+    if embeddings is not None:
         with stopwatch(timings, "sweep"):
-            metrics.update(sweep_metrics(est, X_test, y_train, y_test, ks))
+            metrics.update(sweep_metrics(embeddings, y_train, y_test, ks))
     return metrics
 
 

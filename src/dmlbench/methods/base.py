@@ -1,4 +1,4 @@
-"""The method contract (DESIGN.md section 3) and the shared base of global linear metrics.
+"""The method contract (docs/architecture.md, "The method contract") and the shared bases.
 
 Every method is a scikit-learn style estimator: `fit(X, y)` on the training part, then
 `kneighbors(X_query, n_neighbors)` returns (dist, ind), sorted, indices into the training set.
@@ -40,18 +40,56 @@ def check_query(X, n_features: int) -> np.ndarray:
 
 
 class KNeighborsMethod(BaseEstimator):
-    """Base of all methods. Subclasses set `family`, `papers` (short names) and `kind`:
-    'global' (a linear map; `components_`, `transform`), 'asymmetric', 'local' or 'classifier'."""
+    """Base of all methods: every hook the evaluation calls is declared here with its default.
+
+    A subclass sets `family`, `papers` (short names of its source papers) and `kind` (recorded
+    with its results: 'global' for a linear map, 'asymmetric', 'local' or 'classifier'),
+    implements `fit`, and either answers neighbour queries (`kneighbors`, `train_kneighbors`) or,
+    as a `Classifier`, only predicts. Behaviour comes from the class (`LinearMetric`,
+    `Classifier`) and the hooks it overrides, never from the `kind` string.
+    """
 
     family = "baseline"
     papers: tuple[str, ...] = ()
     kind = "global"
 
-    def kneighbors(self, X, n_neighbors: int):
-        raise NotImplementedError
+    @classmethod
+    def parameter_names(cls) -> list[str]:
+        """The keyword parameters of `__init__` (what a config's `params` may set)."""
+        return cls._get_param_names()
+
+    def kneighbors(self, X, n_neighbors: int, progress: bool = False):
+        """(dist, ind) of each query's `n_neighbors` nearest training points, sorted by
+        (distance, training index); indices into the training set."""
+        raise NotImplementedError(f"{type(self).__name__} answers no neighbour queries")
 
     def train_kneighbors(self, n_neighbors: int):
-        raise NotImplementedError
+        """Leave-one-out neighbours of the training points (each point's own row excluded):
+        what model selection on training error and the training-set hubness use."""
+        raise NotImplementedError(f"{type(self).__name__} answers no neighbour queries")
+
+    def kneighbors_per_k(self, X, ks, n_neighbors: int, progress: bool = False) -> dict:
+        """{k: (dist, ind)}: the neighbour list the k-NN rule with k votes uses. A method whose
+        list depends on k (hyper-parameters chosen per k, e.g. RMVEM's neighbourhood size)
+        overrides this; by default one list serves every k."""
+        lists = self.kneighbors(X, n_neighbors, progress=progress)
+        return dict.fromkeys(ks, lists)
+
+    @property
+    def selected_k(self) -> int | None:
+        """The test-time k the method chose itself with its hyper-parameters (e.g. by
+        cross-validation), or None; `k_selection: loo` then uses it."""
+        return getattr(self, "selected_k_", None)
+
+    def sweep_embeddings(self, X_test) -> tuple[np.ndarray, np.ndarray] | None:
+        """(test, training) points mapped by a linear map whose columns a dimension sweep adds
+        one at a time, or None when the method has no such map (`dimension_sweep` skips it)."""
+        return None
+
+    def extra_metrics(self, X_test, y_test) -> dict:
+        """Numbers of the method's own evaluated on the test part (e.g. the NCA rule's
+        accuracy); a list of numbers is a curve. Default: none."""
+        return {}
 
     def fit_info(self) -> dict:
         """Method-specific facts worth recording: chosen hyper-parameters, iterations, traces.
@@ -66,6 +104,17 @@ class KNeighborsMethod(BaseEstimator):
         an .npz next to its record file and MLflow stores it as the split run's artifact
         `arrays.npz` (`dmlbench.report.runs.split_arrays` reads it back). Default: none."""
         return {}
+
+
+class Classifier(KNeighborsMethod):
+    """A classifier that is not a metric over the training points (e.g. KLHP): evaluated on
+    accuracy only, through `predict`, with no neighbour lists and so no hubness."""
+
+    kind = "classifier"
+
+    def predict(self, X, k: int | None = None) -> np.ndarray:
+        """Class labels of the queries; `k` is the k-NN rule's k, which a classifier may ignore."""
+        raise NotImplementedError
 
 
 class LinearMetric(KNeighborsMethod):
@@ -98,6 +147,12 @@ class LinearMetric(KNeighborsMethod):
     def train_kneighbors(self, n_neighbors: int):
         return euclidean_kneighbors(self.embedding_, self.embedding_, n_neighbors,
                                     exclude_self=True)
+
+    def sweep_embeddings(self, X_test) -> tuple[np.ndarray, np.ndarray] | None:
+        """The embeddings by `components_`, rows in their order (rank 0: nothing to sweep)."""
+        if self.components_.shape[0] == 0:
+            return None
+        return self.transform(X_test), self.embedding_
 
     def artifacts(self, X_test, y_test) -> dict[str, np.ndarray]:
         """A two-dimensional metric keeps the test set's embedding (and labels) for scatter plots."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
-from .base import KNeighborsMethod, check_query, check_training_data
+from .base import Classifier, check_query, check_training_data
 from .registry import register
 
 #: eigenvalues of G below this fraction of the largest are treated as zero when lam = 0
@@ -53,13 +53,12 @@ def hyperplane_distances(u: np.ndarray, V: np.ndarray, lams) -> np.ndarray:
 
 
 @register("klhp")
-class KLocalHyperplane(KNeighborsMethod):
+class KLocalHyperplane(Classifier):
     """K-local hyperplane distance classifier (Vincent & Bengio 2002) with K and lam chosen by
     leave-one-out training error (Abou-Moustafa 2017, sect. 5.1); `K`/`lam` fix them."""
 
     family = "local"
     papers = ("am17",)
-    kind = "classifier"
     min_classes = 2
 
     def __init__(self, K=None, K_grid=(1, 2, 3, 5, 7, 10, 15, 20), lam=None,

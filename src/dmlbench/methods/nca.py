@@ -33,6 +33,7 @@ import numpy as np
 
 from ..solvers import nca_objective
 from .base import LinearMetric
+from .parameters import check_choice
 from .registry import register
 
 INITS = ("random", "pca", "lda", "rca", "identity")
@@ -364,11 +365,6 @@ def _lda_directions(X, y, d):
     return lda_scalings(X, y)[:, :d].T
 
 
-def _check_choice(name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-
-
 @register("nca")
 class NCA(NCAFamily):
     """Full NCA (Oneata 2011, chapter 3): `optimizer` cg | lbfgs | bold_driver, `init` random |
@@ -403,8 +399,8 @@ class NCA(NCAFamily):
 
     def _check(self, X, y):
         super()._check(X, y)
-        _check_choice("optimizer", self.optimizer, OPTIMIZERS)
-        _check_choice("anneal_select", self.anneal_select, ANNEAL_SELECT)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_choice("anneal_select", self.anneal_select, ANNEAL_SELECT)
         if self.anneal and not isinstance(self.init, str):
             raise ValueError("anneal=True starts from a full-rank A: give init by name")
 

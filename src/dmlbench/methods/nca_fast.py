@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..solvers import clustering, nca_compact_support, nca_kdtree, nca_objective
-from .nca import NCA, OPTIMIZERS, NCAFamily, _check_choice
+from .nca import NCA, OPTIMIZERS, NCAFamily
+from .parameters import check_choice
 from .registry import register
 
 CLUSTERINGS = ("random", "fpc", "rpc")
@@ -141,7 +142,7 @@ class NCAMiniBatch(StochasticNCA):
 
     def _check(self, X, y):
         super()._check(X, y)
-        _check_choice("clustering", self.clustering, CLUSTERINGS)
+        check_choice("clustering", self.clustering, CLUSTERINGS)
 
     def _batches(self, A, X, y, rng):
         n_batches = max(1, -(-y.size // self.batch_size))
@@ -246,8 +247,8 @@ class NCACompactSupport(StochasticNCA):
 
     def _check(self, X, y):
         super()._check(X, y)
-        _check_choice("optimizer", self.optimizer, (*OPTIMIZERS, "sgd"))
-        _check_choice("search", self.search, nca_compact_support.SEARCHES)
+        check_choice("optimizer", self.optimizer, (*OPTIMIZERS, "sgd"))
+        check_choice("search", self.search, nca_compact_support.SEARCHES)
         if self.optimizer == "sgd" and self.batch_size is None:
             raise ValueError("optimizer='sgd' needs a batch_size")
 

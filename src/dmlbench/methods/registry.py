@@ -34,7 +34,7 @@ def make(name: str, params: dict | None = None):
     """An instance of method `name` with `params`; `ValueError` naming an unknown parameter."""
     cls = get(name)
     params = dict(params or {})
-    valid = cls._get_param_names()
+    valid = cls.parameter_names()
     unknown = sorted(set(params) - set(valid))
     if unknown:
         raise ValueError(

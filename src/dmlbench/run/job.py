@@ -27,7 +27,7 @@ def build_estimator(spec: dict, split: int):
     m = spec["method"]
     params = dict(m["params"])
     cls = method_registry.get(m["name"])
-    if "random_state" in cls._get_param_names() and params.get("random_state") is None:
+    if "random_state" in cls.parameter_names() and params.get("random_state") is None:
         params["random_state"] = method_seed(spec["seed"], split)
     return method_registry.make(m["name"], params), params
 
