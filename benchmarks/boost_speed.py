@@ -5,7 +5,7 @@
     python benchmarks/boost_speed.py --sizes 200 1600
 
 Same data for every method: stratified subsets of scikit-learn's digits, centred and reduced to
-30 principal components (the DESIGN.md speed anchor). One BLAS thread each; the ratio is taken on
+30 principal components (the speed anchor of the benchmarks). One BLAS thread each; the ratio is taken on
 CPU seconds, which a shared machine disturbs less than wall seconds (both are printed). Peak
 memory is the largest traced allocation during the fit (tracemalloc sees numpy buffers), beside
 what one dense N x N float64 matrix takes; BoostMDM-G's distance blocks are capped at

@@ -1,4 +1,4 @@
-"""NCA speed and memory, measured side by side in one run (DESIGN.md section 5).
+"""NCA speed and memory, measured side by side in one run.
 
     python benchmarks/nca_speed.py            # full run (about an hour on a busy 2-core machine)
     python benchmarks/nca_speed.py --quick    # minutes: smaller magic subset, fewer repeats

@@ -1,4 +1,4 @@
-"""Metric-learning methods behind one contract (DESIGN.md section 3), registered by name.
+"""Metric-learning methods behind one contract (docs/architecture.md, section 3), registered by name.
 
     est = REGISTRY["lmnn"](n_neighbors=3)
     est.fit(X_train, y_train)

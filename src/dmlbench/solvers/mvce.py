@@ -11,7 +11,7 @@ w_j > 0 and delta_j <= sum_i w_i delta_i elsewhere (KKT). For any w in the simpl
 `gap` = max_j delta_j - sum_j w_j delta_j bounds the log-det shortfall from above (concavity),
 so it is a certificate and the stopping rule.
 
-Deviations from Alg. 2 as printed (DESIGN.md section 4), both measured in the tests and the
+Deviations from Alg. 2 as printed (docs/architecture.md, section 6), both measured in the tests and the
 report: (1) the update is w_j <- w_j delta_j / sum_i w_i delta_i, not w_j delta_j / d; with
 eps > 0, sum_i w_i delta_i = r - eps tr(A_r^{-1}) < d (r = rank of Z), so the printed update
 leaves the simplex and, when m < d, converges to a shrunken ellipsoid (`update="printed"`
