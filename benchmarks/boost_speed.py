@@ -19,7 +19,6 @@ import time
 import tracemalloc
 import warnings
 
-import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
 from sklearn.model_selection import train_test_split

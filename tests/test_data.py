@@ -33,7 +33,6 @@ EXPECTED = {
     "monks-2": (601, 6, None),  # 169 + 432
     "monks-3": (554, 6, None),  # 122 + 432
     "tic-tac-toe": (958, 9, [332, 626]),  # UCI: negative 332, positive 626
-    "magic": (19020, 10, [12332, 6688]),  # UCI: gamma 12332, hadron 6688
     "spambase-keel": (4597, 57, None),
     "german-keel": (1000, 20, [700, 300]),  # UCI: good 700, bad 300
     "crings": (500, 3, [100] * 5),

@@ -33,10 +33,10 @@ def test_runtime_grows_with_splits_and_working_dimension():
 
 
 def test_jobs_take_the_registry_size_unless_the_config_says_otherwise():
-    small = resources.for_job(CFG, _job("iris", "euclidean"))
-    large = resources.for_job(CFG, _job("digits", "euclidean"))
+    small = config.job_resources(CFG, _job("iris", "euclidean"))
+    large = config.job_resources(CFG, _job("digits", "euclidean"))
     assert small["threads"] == 1 and small["mem_mb"] <= large["mem_mb"]
     assert small["runtime"] <= large["runtime"]
-    assert resources.for_job(CFG, _job("iris", "lmnn")) == {"threads": 2, "mem_mb": 12345,
+    assert config.job_resources(CFG, _job("iris", "lmnn")) == {"threads": 2, "mem_mb": 12345,
                                                             "runtime": 99}
     assert resources.for_dataset("iris")["runtime"] == 10

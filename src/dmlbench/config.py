@@ -199,11 +199,6 @@ def record_path(config: dict, job: Job) -> str:
     return f"results/{config['benchmark']}/runs/{job.dataset}/{job.method}/part{job.part}.json"
 
 
-def job_key(parent_key: str, split: int) -> str:
-    """Identity of one split's result: the parent's identity and the split index."""
-    return voc.digest({"parent": parent_key, "split": int(split)})
-
-
 def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict:
     """Everything one job needs, self-contained (the workflow passes it to `dmlbench run`)."""
     m_entry = config["methods"][method]
@@ -307,10 +302,17 @@ def split_arguments(config: dict, name: str, split: str) -> dict | None:
     return None
 
 
-def job_resource_overrides(config: dict, job: Job) -> dict:
-    """The `threads`, `mem_mb` and `runtime` a method's config entry sets for its jobs."""
+def job_resources(config: dict, job: Job) -> dict:
+    """{threads, mem_mb, runtime} of a workflow job: estimated from the data set's registry size
+    and preprocessing (`dmlbench.run.resources`); the method's config entry overrides each."""
+    from .data import registry as data_registry
+    from .run import resources
+
+    spec = data_registry.get(dataset_name(config, job.dataset))
     entry = config["methods"][job.method]
-    return {key: entry[key] for key in ("threads", "mem_mb", "runtime") if key in entry}
+    overrides = {key: entry[key] for key in ("threads", "mem_mb", "runtime") if key in entry}
+    return resources.for_job(spec.n, spec.d, dataset_preprocess(config, job.dataset),
+                             len(job.splits), overrides)
 
 
 def report_title(config: dict | None, experiment: str) -> str:

@@ -118,6 +118,15 @@ def fit(key: str) -> str:
 PARAM_K, PARAM_HUBNESS_K, PARAM_PROTOCOL = "k", "hubness_k", "protocol"
 
 
+class RunKind:
+    """Values of the `dmlbench.kind` tag: what an MLflow run holds."""
+
+    PARENT = "parent"  # one (data set, method, parameters): aggregation over its splits
+    SPLIT = "split"  # one split's record
+    BENCHMARK = "benchmark"  # a benchmark config
+    MVCE_VALIDATION = "mvce_validation"  # a study (studies.mvce_validation)
+
+
 class Tag:
     """MLflow tag names of dmlbench runs."""
 

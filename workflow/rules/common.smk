@@ -81,7 +81,7 @@ def job_of(wildcards):
 
 def job_resources(wildcards):
     """threads, mem_mb and runtime (minutes) from the data-set size (dmlbench.run.resources)."""
-    return dmlresources.for_job(CFG, job_of(wildcards))
+    return dmlconfig.job_resources(CFG, job_of(wildcards))
 
 
 def job_inputs(wildcards):

@@ -168,7 +168,8 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     N_k (curve `nk_hist_n<k>`: entry m = number of training points with N_k = m). A method may
     add its own numbers through `extra_metrics(X_test, y_test) -> dict` (e.g. the NCA rule's
     accuracy; a list of numbers is a curve, e.g. accuracy per mapped dimension, see
-    `split_curves`); a `Classifier` is evaluated through `predict(X_test, k)` only.
+    `records.split_curves`); a method that `predicts_only` (a `Classifier`) is evaluated through
+    `predict(X_test, k)` only.
 
     The hooks used are those of `dmlbench.methods.base.KNeighborsMethod`: the k-NN rule with k
     votes uses list k of `kneighbors_per_k` (a method whose list depends on k, e.g. RMVEM's
@@ -183,13 +184,12 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     With `sweep` (the config's `dimension_sweep`), a method with `sweep_embeddings` (a linear
     metric with at least one component) also gets the `sweep_metrics` of its components.
     """
-    from ..methods.base import Classifier
 
     if k_selection not in K_SELECTIONS:
         raise ValueError(f"k_selection must be one of {K_SELECTIONS}, got {k_selection!r}")
     n_train = y_train.shape[0]
     metrics: dict[str, float] = {}
-    if isinstance(est, Classifier):
+    if est.predicts_only:
         with stopwatch(timings, "predict"):
             for k in ks:
                 acc = float(np.mean(est.predict(X_test, k) == y_test))
@@ -261,10 +261,3 @@ def select_k(ind: np.ndarray, loo: np.ndarray, y_train: np.ndarray, y_test: np.n
     out.update({voc.SELECTED_K: float(k), voc.SELECTED_K_BY_METHOD: float(own_k is not None),
                 voc.ACCURACY_KCV: acc, voc.ERROR_KCV: 1.0 - acc})
     return out
-
-
-def split_curves(metrics: dict) -> tuple[dict[str, float], dict[str, list[float]]]:
-    """Separate scalar metrics from curves (lists of numbers, e.g. accuracy per dimension)."""
-    scalars = {k: float(v) for k, v in metrics.items() if not isinstance(v, (list, tuple))}
-    curves = {k: [float(x) for x in v] for k, v in metrics.items() if isinstance(v, (list, tuple))}
-    return scalars, curves

@@ -52,6 +52,8 @@ class KNeighborsMethod(BaseEstimator):
     family = "baseline"
     papers: tuple[str, ...] = ()
     kind = "global"
+    #: True for a `Classifier`: evaluated through `predict` only (no neighbour lists, no hubness)
+    predicts_only = False
 
     @classmethod
     def parameter_names(cls) -> list[str]:
@@ -111,6 +113,7 @@ class Classifier(KNeighborsMethod):
     accuracy only, through `predict`, with no neighbour lists and so no hubness."""
 
     kind = "classifier"
+    predicts_only = True
 
     def predict(self, X, k: int | None = None) -> np.ndarray:
         """Class labels of the queries; `k` is the k-NN rule's k, which a classifier may ignore."""

@@ -8,7 +8,6 @@ rerunning a job gives the same record apart from those two sections.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import platform
 import socket
@@ -18,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import __version__
+from .. import vocabulary as voc
 from ..files import read_json, write_json
 
 SCHEMA_VERSION = 1
@@ -58,8 +58,6 @@ def _plain(value):
 
 def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings, threads) -> dict:
     """The record of one finished split of a job."""
-    from ..measure.evaluation import split_curves
-
     scalars, curves = split_curves(metrics)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -110,6 +108,18 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
     }
 
 
+def split_curves(metrics: dict) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Separate scalar metrics from curves (lists of numbers, e.g. accuracy per dimension)."""
+    scalars = {k: float(v) for k, v in metrics.items() if not isinstance(v, (list, tuple))}
+    curves = {k: [float(x) for x in v] for k, v in metrics.items() if isinstance(v, (list, tuple))}
+    return scalars, curves
+
+
+def job_key(parent_key: str, split: int) -> str:
+    """Identity of one split's record: the parent's identity and the split index."""
+    return voc.digest({"parent": parent_key, "split": int(split)})
+
+
 def content_hash(record: dict) -> str:
     """sha256 of the record without its volatile parts (`VOLATILE` sections, and the `fit_info`
     entries whose key ends in `_s`: seconds a method measured itself, e.g. a CV search's time):
@@ -117,7 +127,7 @@ def content_hash(record: dict) -> str:
     stable = {k: v for k, v in record.items() if k not in VOLATILE}
     if "fit_info" in stable:
         stable["fit_info"] = {k: v for k, v in stable["fit_info"].items() if not k.endswith("_s")}
-    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()
+    return voc.digest(stable, None)
 
 
 @functools.cache

@@ -212,7 +212,7 @@ def _write_child(mlclient, run_id: str, record: dict, digest: str, folder: Path)
     """Log a split record into its run (metrics, fit info, curves, the record and its arrays as
     artifacts), FINISHED last; `folder` holds the record file (arrays are named relative to it)."""
     fit_metrics, fit_histories, fit_tags = fit_info_entries(record["fit_info"])
-    tags = {**_tags(record, "split"), **fit_tags, HASH: digest,
+    tags = {**_tags(record, voc.RunKind.SPLIT), **fit_tags, HASH: digest,
             voc.Tag.SPLIT: record["split"]["index"]}
     curves = {voc.curve(k): v for k, v in record.get("curves", {}).items()}
     _log(mlclient, run_id, {**split_metrics(record), **fit_metrics},
@@ -274,7 +274,7 @@ def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
                 pass  # deleted by a concurrent ingest already
     for key in keys:
         run = runs.get(key, [None])[0]
-        if run is None or run.data.tags.get(KIND) != "split":
+        if run is None or run.data.tags.get(KIND) != voc.RunKind.SPLIT:
             continue
         parent = winners.get(run.data.tags.get(voc.Tag.PARENT_KEY))
         if parent and run.data.tags.get(voc.Tag.PARENT_RUN) != parent:
@@ -297,7 +297,7 @@ def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> st
     run = known.get(key)
     if run is not None:
         return run.info.run_id
-    run_id = _start(mlclient, exp_id, key, "benchmark", f"config {config.get('benchmark', '')}")
+    run_id = _start(mlclient, exp_id, key, voc.RunKind.BENCHMARK, f"config {config.get('benchmark', '')}")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.json"
         path.write_text(json.dumps(config, indent=2, sort_keys=True))
@@ -334,7 +334,7 @@ class _Ingest:
         stats, curves = summary(group), mean_curves(group)
         run = self.known.get(parent_key)
         run_id = run.info.run_id if run else _start(self.mlclient, self.exp_id, parent_key,
-                                                    "parent", _run_name(first))
+                                                    voc.RunKind.PARENT, _run_name(first))
         stale = run is None or run.info.status != "FINISHED" or any(
             run.data.metrics.get(k) != v for k, v in stats.items()) or any(
             k not in run.data.metrics for k in curves)
@@ -342,7 +342,7 @@ class _Ingest:
             return run_id
 
         def write(rid):
-            _log(self.mlclient, rid, stats, _flat_params(first), _tags(first, "parent"),
+            _log(self.mlclient, rid, stats, _flat_params(first), _tags(first, voc.RunKind.PARENT),
                  histories=curves)
             self.mlclient.set_terminated(rid)
 
@@ -351,7 +351,7 @@ class _Ingest:
     def split(self, record: dict, parent_id: str, folder: Path) -> str:
         digest = f"{LAYOUT_VERSION}:{records.content_hash(record)}"
         name = f"{_run_name(record)} / split {record['split']['index']}"
-        return self.run_for(record["job_key"], digest, "split", name,
+        return self.run_for(record["job_key"], digest, voc.RunKind.SPLIT, name,
                             lambda rid: _write_child(self.mlclient, rid, record, digest, folder),
                             parent_id)
 

@@ -30,7 +30,7 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
     `dataset`, `method`, `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`, and
     the run parameters `k` (the list of k evaluated) and `hubness_k`.
     """
-    parents, splits = _search(experiment, "parent"), _search(experiment, "split")
+    parents, splits = _search(experiment, voc.RunKind.PARENT), _search(experiment, voc.RunKind.SPLIT)
     if parents.empty:
         raise ValueError(f"MLflow experiment '{experiment}' at {tracking.tracking_uri()} has no "
                          "dmlbench runs; run the workflow (or `dmlbench ingest`) first")
@@ -127,7 +127,7 @@ def load_config(experiment: str) -> dict | None:
 
     import mlflow
 
-    runs = _search(experiment, "benchmark")
+    runs = _search(experiment, voc.RunKind.BENCHMARK)
     if runs.empty:
         return None
     run_id = runs.sort_values("start_time")["run_id"].iloc[-1]

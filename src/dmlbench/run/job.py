@@ -10,7 +10,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from .. import config, data, records
+from .. import data, records
 from ..files import write_npz
 from ..measure.evaluation import PeakMemory, evaluate, stopwatch
 from ..methods import registry as method_registry
@@ -57,7 +57,7 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
                            progress=progress, k_selection=spec.get("k_selection", "none"),
                            train_hubness=spec.get("train_hubness", False),
                            sweep=spec.get("dimension_sweep", False))
-    key = config.job_key(spec["parent_key"], index)
+    key = records.job_key(spec["parent_key"], index)
     record = records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
                            threads)
     arrays = est.artifacts(X_test, y_test) if record_path is not None else {}

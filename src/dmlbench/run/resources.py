@@ -60,20 +60,13 @@ def dataset_mem_mb(n: int, d: int) -> int:
     return _round_up(SAFETY * (BASE_MB + 6 * 8 * n * d / MiB), 250)
 
 
-def for_job(config: dict, job) -> dict:
-    """{threads, mem_mb, runtime} of a workflow job (`dmlbench.config.Job`); the method's config
-    entry overrides each."""
-    from .. import config as dmlconfig
-    from ..data import registry
-
-    spec = registry.get(dmlconfig.dataset_name(config, job.dataset))
-    preprocess = dmlconfig.dataset_preprocess(config, job.dataset)
-    overrides = dmlconfig.job_resource_overrides(config, job)
+def for_job(n: int, d: int, preprocess: list, n_splits: int, overrides: dict) -> dict:
+    """{threads, mem_mb, runtime} of a workflow job on a data set of n x d (registry size) with
+    its preprocessing, for `n_splits` splits; `overrides` (a method's config entry) wins."""
     return {
         "threads": overrides.get("threads", 1),
-        "mem_mb": overrides.get("mem_mb") or job_mem_mb(spec.n, spec.d, preprocess),
-        "runtime": overrides.get("runtime") or job_runtime(spec.n, spec.d, preprocess,
-                                                           len(job.splits)),
+        "mem_mb": overrides.get("mem_mb") or job_mem_mb(n, d, preprocess),
+        "runtime": overrides.get("runtime") or job_runtime(n, d, preprocess, n_splits),
     }
 
 

@@ -22,7 +22,7 @@ from .. import vocabulary as voc
 from ..measure.neighbours import euclidean_kneighbors
 from ..solvers import mvce
 
-KIND = "mvce_validation"
+KIND = voc.RunKind.MVCE_VALIDATION
 SCHEMA_VERSION = 1
 SCHEMA = Path(__file__).parents[1] / "schemas" / "mvce_validation.schema.json"
 #: result fields that change from run to run (left out of the content hash)

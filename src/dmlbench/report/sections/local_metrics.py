@@ -22,7 +22,7 @@ REFERENCES = ("rmvem", "minivenn")
 def mvce_check(ctx: Context) -> Section | None:
     """Agreement and speed of Titterington's MVCE against the CVXPY reference (the
     `mvce_validation` runs of the experiment)."""
-    frame = runs.load_kind(ctx.experiment, "mvce_validation") if ctx.experiment else pd.DataFrame()
+    frame = runs.load_kind(ctx.experiment, voc.RunKind.MVCE_VALIDATION) if ctx.experiment else pd.DataFrame()
     if frame.empty:
         return None
     frame = (frame.sort_values("start_time").drop_duplicates(["dataset", "m"], keep="last")
