@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -188,9 +189,13 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("dataset", help="build and cache data sets (downloading them if needed)")
     s.add_argument("names", nargs="+", metavar="name")
     s.add_argument("--cache", default="resources")
-    s.add_argument("--mirror", help="directory or base URL tried before the public homes")
+    s.add_argument("--mirror", default=os.environ.get("DMLBENCH_MIRROR") or None,
+                   help="directory or base URL tried before the public homes (default: "
+                        "$DMLBENCH_MIRROR, which the workflow sets from data.mirror)")
     s.add_argument("--offline", action="store_true",
-                   help="never contact the public homes (embedded, cached or mirror only)")
+                   default=os.environ.get("DMLBENCH_OFFLINE") == "1",
+                   help="never contact the public homes (embedded, cached or mirror only; "
+                        "default: $DMLBENCH_OFFLINE = 1, which the workflow sets from data.offline)")
     s.set_defaults(func=_dataset)
 
     s = sub.add_parser("split", help="make and save the splits of one data set")

@@ -25,13 +25,17 @@ MIRROR, OFFLINE = dmlconfig.data_source(CFG)
 
 # Job shells run `python -m dmlbench.cli` with this workflow's src/ first on PYTHONPATH: the
 # interpreter running Snakemake by default, the conda env's with --use-conda (envs/dmlbench.yaml).
-# The workflow sets these two variables for its jobs; it requires none from the user, so there is
-# nothing to assert with `envvars:`.
+# `dmlbench dataset` takes the config's data.mirror / data.offline from DMLBENCH_MIRROR /
+# DMLBENCH_OFFLINE: not as rule params, on purpose, because params are a rerun trigger and moving
+# the mirror must not rerun every cached data set (and with them every job). The workflow sets
+# these variables for its jobs; it requires none from the user (nothing to assert with envvars).
 os.environ.update(
     PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     PYTHONPATH=os.pathsep.join(
         [str(Path(workflow.basedir) / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
     ),
+    DMLBENCH_MIRROR=str(MIRROR or ""),
+    DMLBENCH_OFFLINE="1" if OFFLINE else "",
 )
 
 # Before any job starts: every data set must be embedded, cached, in the mirror or reachable.
@@ -48,15 +52,6 @@ wildcard_constraints:
     method=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
     part=r"\d+",
     study="|".join(sorted({kind for kind, _ in STUDY_JOBS})) or "no-study",
-
-
-def fetch_arguments():
-    """`dmlbench dataset` options for where downloads may come from, given to the shell command
-    as text rather than as `params` on purpose. Moving the mirror must not rerun the cached
-    data sets (params are a rerun trigger) and with them every job."""
-    return " ".join(
-        ([f"--mirror {json.dumps(str(MIRROR))}"] if MIRROR else []) + (["--offline"] if OFFLINE else [])
-    )
 
 
 def split_arguments(wildcards):

@@ -17,10 +17,8 @@ rule dataset:
     conda:
         "../../envs/dmlbench.yaml"
     shell:
-        # fetch_arguments() is shell text, not a param: see its docstring (common.smk)
-        "python -m dmlbench.cli dataset {wildcards.name} --cache {params.cache:q} "
-        + fetch_arguments()
-        + " > {log:q} 2>&1"
+        # the mirror and offline options come from DMLBENCH_MIRROR / DMLBENCH_OFFLINE (common.smk)
+        "python -m dmlbench.cli dataset {wildcards.name} --cache {params.cache:q} > {log:q} 2>&1"
 
 
 rule split:
