@@ -23,9 +23,11 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/studies.smk"
 include: "workflow/rules/track.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/publish.smk"
 
 
 rule all:
     default_target: True
     input:
         f"reports/{BENCH}/index.html",
+        f"reports/{BENCH}/records/manifest.json",

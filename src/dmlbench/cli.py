@@ -8,7 +8,8 @@
     dmlbench run --job JSON           run one job, write its record file
     dmlbench study KIND --job JSON    run one job of a side study (e.g. mvce_validation)
     dmlbench ingest FILE...           import record files (and study documents) into MLflow
-    dmlbench report ...               build the HTML report from MLflow
+    dmlbench report ...               build the HTML report from MLflow (or from published records)
+    dmlbench publish FILE...          put the records a report was built from beside it
 """
 
 from __future__ import annotations
@@ -151,6 +152,12 @@ def _report(args) -> None:
     from . import report
     from .files import read_json
 
+    if args.records:
+        from . import publish
+
+        out = args.out or "reports/rebuilt"
+        print(f"report: {publish.rebuild(args.records, out)}", file=sys.stderr)
+        return
     keys = None
     experiment = args.experiment
     if args.tracking:
@@ -158,11 +165,20 @@ def _report(args) -> None:
         keys = list(tracked["parents"])
         experiment = experiment or tracked["experiment"]
     if not experiment:
-        raise ValueError("give --experiment NAME or --tracking FILE")
+        raise ValueError("give --experiment NAME, --tracking FILE or --records DIR")
     out = args.out or f"reports/{experiment}"
     index = report.build(experiment, out, parent_keys=keys, title=args.title,
                          description=args.description or "")
     print(f"report: {index}", file=sys.stderr)
+
+
+def _publish(args) -> None:
+    from . import publish
+
+    manifest = publish.publish(args.records, args.documents, json.loads(args.config_json),
+                               args.out, args.results)
+    print(f"published {len(args.records)} record files and {len(args.documents)} documents: "
+          f"{manifest}", file=sys.stderr)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -229,9 +245,22 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="write the run ids as JSON here")
     s.set_defaults(func=_ingest)
 
+    s = sub.add_parser("publish", help="put the record files (and study documents) a report was "
+                                       "built from beside it, with a manifest")
+    s.add_argument("records", nargs="*", help="record files (results/<benchmark>/runs/...)")
+    s.add_argument("--documents", nargs="*", default=[], help="study documents")
+    s.add_argument("--config-json", required=True, help="the benchmark config (JSON)")
+    s.add_argument("--results", required=True,
+                   help="the results folder the files lie in (results/<benchmark>)")
+    s.add_argument("--out", required=True, help="the report folder (reports/<benchmark>)")
+    s.set_defaults(func=_publish)
+
     s = sub.add_parser("report", help="build the HTML report from MLflow")
     s.add_argument("--experiment", help="MLflow experiment (benchmark name)")
     s.add_argument("--tracking", help="tracking.json of the track job: report only those runs")
+    s.add_argument("--records", help="a published records folder (reports/<benchmark>/records): "
+                                     "rebuild its report from the records alone, through a "
+                                     "temporary MLflow store")
     s.add_argument("--out", help="output directory (default reports/<experiment>)")
     s.add_argument("--title")
     s.add_argument("--description")

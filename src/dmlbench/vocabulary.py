@@ -144,6 +144,9 @@ class Tag:
     PARENT_KEY = "dmlbench.parent_key"
     SPLIT = "dmlbench.split"
     GIT_COMMIT = "dmlbench.git_commit"
+    HOST = "dmlbench.host"  # where a split ran
+    MACHINE = "dmlbench.machine"  # its CPU, cores and memory
+    FINISHED = "dmlbench.finished"  # when it finished (ISO 8601)
     PARENT_RUN = "mlflow.parentRunId"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import platform
 import socket
 import subprocess
@@ -35,6 +36,22 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+@functools.cache
+def machine() -> str:
+    """The CPU model, its logical cores and the memory, e.g. 'AMD EPYC 7B13, 2 cores, 24 GB'."""
+    import psutil
+
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            model = next(line.split(":", 1)[1].strip() for line in fh
+                         if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    memory = psutil.virtual_memory().total / 2**30
+    return f"{model}, {os.cpu_count()} cores, {memory:.0f} GB"
 
 
 @functools.cache
@@ -103,6 +120,7 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
             "versions": package_versions(),
             "git_commit": git_commit(),
             "host": socket.gethostname(),
+            "machine": machine(),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         },
     }

@@ -49,7 +49,7 @@ from .aggregation import (
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 ARRAYS_ARTIFACT = "arrays.npz"
 
 
@@ -196,7 +196,11 @@ def _tags(record: dict, kind: str) -> dict:
         voc.Tag.METHOD_PAPERS: ",".join(record["method"]["papers"]),
         voc.Tag.PARENT_KEY: record["parent_key"],
         voc.Tag.GIT_COMMIT: record["environment"]["git_commit"],
+        voc.Tag.HOST: record["environment"]["host"],
+        voc.Tag.FINISHED: record["environment"]["finished"],
     }
+    if "machine" in record["environment"]:  # records written before it was recorded lack it
+        tags[voc.Tag.MACHINE] = record["environment"]["machine"]
     tags.update({f"version.{k}": v for k, v in record["environment"]["versions"].items()})
     return tags
 

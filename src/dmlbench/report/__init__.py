@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
 from .. import config as dmlconfig
-from ..files import atomic_path
+from ..files import atomic_path, write_json
 from ..records import tracking
 from . import runs
 from .base import Context
@@ -41,6 +41,8 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
         n_datasets=parents["dataset"].nunique(), n_methods=parents["method"].nunique(),
         n_parents=len(parents), n_splits=len(splits), version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M %Z"))
+    if config is not None:  # the provenance section points to it
+        write_json(out_dir / "config.json", config)
     index = out_dir / "index.html"
     with atomic_path(index) as tmp:
         tmp.write_text(page)

@@ -87,10 +87,15 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "protocol": _param(frame, voc.PARAM_PROTOCOL),
         "k": _param(frame, voc.PARAM_K),
         "hubness_k": _param(frame, voc.PARAM_HUBNESS_K),
+        **{name: frame.get(f"tags.{tag}") for name, tag in (
+            ("git_commit", voc.Tag.GIT_COMMIT), ("host", voc.Tag.HOST),
+            ("machine", voc.Tag.MACHINE), ("finished", voc.Tag.FINISHED))},
     })
+    versions = frame[[c for c in frame.columns if c.startswith("tags.version.")]]
+    versions.columns = [c[len("tags."):] for c in versions.columns]
     metrics = frame[[c for c in frame.columns if c.startswith("metrics.")]]
     metrics.columns = [c[len("metrics."):] for c in metrics.columns]
-    return pd.concat([out, metrics], axis=1)
+    return pd.concat([out, versions, metrics], axis=1)
 
 
 def ks(parents: pd.DataFrame) -> list[int]:

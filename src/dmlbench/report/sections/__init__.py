@@ -15,6 +15,7 @@ from . import (
     local_metrics,
     nca_variants,
     papers,
+    provenance,
     statistics,
 )
 
@@ -32,4 +33,5 @@ SECTIONS = [
     local_metrics.local_metrics,
     boosting.boosting_section,
     nca_variants.section,
+    provenance.provenance,
 ]
