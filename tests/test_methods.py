@@ -140,9 +140,31 @@ def test_lda_and_pca_distances_equal_scikit_learn_transforms():
         np.testing.assert_allclose(D, DR, atol=1e-8)
 
 
-def test_lda_with_a_singular_within_class_scatter_names_the_remedy():
+@pytest.mark.parametrize("noise", [0.0, 1e-7])
+def test_lda_with_a_singular_within_class_scatter_names_the_remedy(noise):
+    """Exactly collinear features, and features collinear up to 1e-7 (scaled smallest eigenvalue
+    of S_W about 1e-14: LAPACK's Cholesky succeeds, the directions are round-off): both are
+    refused whether or not LAPACK raises on this machine."""
     X, y = toy(n=30, d=4)
-    X[:, 3] = X[:, 2]  # collinear features: singular within-class scatter
-    with pytest.raises(ValueError, match="shrinkage"):
+    X[:, 3] = X[:, 2] + noise * np.random.default_rng(5).normal(size=30)
+    with pytest.raises(ValueError, match="singular.*shrinkage"):
         make("lda").fit(X, y)
     make("lda", {"shrinkage": "auto"}).fit(X, y)
+    with pytest.raises(ValueError, match="init 'pca'"):
+        make("nca", {"init": "lda", "max_iter": 1}).fit(X, y)
+
+
+def test_lda_refuses_more_features_than_points_and_accepts_badly_scaled_features():
+    X, y = toy(n=12, d=15)  # rank of S_W <= 12 - 3
+    with pytest.raises(ValueError, match="rank 9 of 15"):
+        make("lda").fit(X, y)
+    X, y = toy(n=60, d=4)
+    X[:, 3] = X[:, 2] + 1e-3 * np.random.default_rng(5).normal(size=60)  # well-posed, just close
+    X[:, 0] *= 1e6
+    Z = make("lda").fit(X, y).transform(X)
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    R = LinearDiscriminantAnalysis(solver="svd").fit(X, y).transform(X)
+    # the same discriminant space (scikit-learn's SVD solver never forms S_W^{-1}; it centres)
+    Z = np.column_stack([Z, np.ones(len(Z))])
+    P = Z @ np.linalg.pinv(Z)
+    np.testing.assert_allclose(P @ R, R, atol=1e-6 * np.abs(R).max())

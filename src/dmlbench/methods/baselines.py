@@ -187,16 +187,45 @@ class LDA(LinearMetric):
     def _learn_components(self, X, y):
         limit = min(np.unique(y).size - 1, X.shape[1])
         _check_n_components("lda", self.n_components, limit)
-        try:
-            scalings = lda_scalings(X, y, self.shrinkage)
-        except np.linalg.LinAlgError as err:
-            raise ValueError(
-                f"lda: the within-class scatter is singular ({err}); e.g. classes with a single "
-                "training point or collinear features. Set `shrinkage: auto` (or a number in "
-                "[0, 1]) for this method"
-            ) from err
+        if self.shrinkage is None:
+            check_within_class_scatter(X, y, "lda", "set `shrinkage: auto` (or a number in "
+                                       "[0, 1]) for this method")
         r = self.n_components or limit
-        return scalings[:, :r].T
+        return lda_scalings(X, y, self.shrinkage)[:, :r].T
+
+
+#: eigenvalues of the scaled within-class scatter below this fraction of its largest count as 0
+SCATTER_RTOL = 1e-10
+
+
+def check_within_class_scatter(X, y, name: str, remedy: str) -> None:
+    """`ValueError` naming `remedy` when the within-class scatter S_W is numerically singular.
+
+    S_W = (1/n) sum_i (x_i - mu_{y_i})(x_i - mu_{y_i})^T (scikit-learn's eigen solver, priors
+    n_c/n), scaled to unit diagonal so that the units of the features do not matter; its rank
+    counts the eigenvalues above `SCATTER_RTOL` times the largest. Full rank is needed by the
+    generalised eigenproblem (S_B, S_W); whether LAPACK happens to fail on a rank-deficient S_W
+    depends on the machine, so the rank is checked here instead.
+    """
+    labels, codes = np.unique(y, return_inverse=True)
+    means = np.stack([X[codes == c].mean(axis=0) for c in range(labels.size)])
+    centred = X - means[codes]
+    S = centred.T @ centred / X.shape[0]
+    diag = np.diag(S)
+    flat = np.flatnonzero(diag <= 0)
+    if flat.size:
+        raise ValueError(
+            f"{name}: the within-class scatter is singular: feature(s) {flat[:5].tolist()} are "
+            f"constant within every class; {remedy}, or drop those features")
+    scale = 1.0 / np.sqrt(diag)
+    eig = np.linalg.eigvalsh(S * scale[:, None] * scale[None, :])
+    rank = int(np.count_nonzero(eig > SCATTER_RTOL * eig[-1]))
+    if rank < X.shape[1]:
+        raise ValueError(
+            f"{name}: the within-class scatter is singular (rank {rank} of {X.shape[1]}: "
+            f"{X.shape[0]} training points in {labels.size} classes, collinear features or "
+            f"more features than points); {remedy}, or reduce the features first (e.g. a PCA "
+            "step in `preprocess`)")
 
 
 def lda_scalings(X, y, shrinkage=None) -> np.ndarray:
