@@ -29,6 +29,12 @@ from tqdm.auto import tqdm
 #: size of one chunk's distance block (queries x training points, float64)
 MAX_BLOCK_BYTES = 64 * 2**20
 UNIT_ROUNDOFF = np.finfo(float).eps / 2
+#: what a non-finite metric, embedding or distance means and what to do about it
+NON_FINITE_REMEDY = (
+    "The metric or embedding is unusable, usually because a scatter or covariance matrix it "
+    "inverts is singular: more features than training points, a feature constant within every "
+    "class, or a class with a single training point. Reduce the features first (a PCA step in "
+    "`preprocess`) or leave small classes out (`drop_classes_below`)")
 
 
 def chunk_rows(n_columns: int, max_bytes: int = MAX_BLOCK_BYTES) -> int:
@@ -96,6 +102,8 @@ def nearest_within_band(block: np.ndarray, scale: np.ndarray, q_sq: np.ndarray,
     `pair_bytes` pairs); returns (sqrt of the exact values, columns), each (b, k).
     """
     n_rows, n_cols = block.shape
+    if np.isnan(block).any():
+        raise ValueError(f"k-NN search: some distances are NaN. {NON_FINITE_REMEDY}")
     if k < n_cols:
         first = np.argpartition(block, k - 1, axis=1)[:, :k]
     else:
@@ -111,6 +119,8 @@ def nearest_within_band(block: np.ndarray, scale: np.ndarray, q_sq: np.ndarray,
     for start in range(0, rows.size, step):
         sl = slice(start, start + step)
         value[sl] = exact(rows[sl], cols[sl])
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"k-NN search: some distances are NaN or infinite. {NON_FINITE_REMEDY}")
     value = np.sqrt(np.maximum(value, 0.0))
     order = np.lexsort((cols, value, rows))
     rows, cols, value = rows[order], cols[order], value[order]
@@ -175,6 +185,6 @@ def check_finite_search(x_sq: np.ndarray, q_sq: np.ndarray) -> None:
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
             raise ValueError(
-                f"k-NN search: {bad.size} {name} point(s) (first: row {int(bad[0])}) are not "
-                "finite (NaN or inf, or a squared norm above 1.8e308), so their distances are "
-                "not numbers; the metric or embedding that produced them is unusable")
+                f"k-NN search: {bad.size} {name} point(s) (first: row {int(bad[0])}) are NaN, "
+                f"infinite or too large to square, so their distances are not numbers. "
+                f"{NON_FINITE_REMEDY}")

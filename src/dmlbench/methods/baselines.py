@@ -15,6 +15,9 @@ import numpy as np
 from .base import LinearMetric
 from .registry import register
 
+#: eigenvalues of a scaled scatter matrix below this fraction of its largest count as 0
+SCATTER_RTOL = 1e-10
+
 
 def _fit_metric_learn(name: str, learner, X, y):
     """Fit a metric-learn learner and return its `components_`; errors name the method."""
@@ -97,7 +100,16 @@ class RCA(LinearMetric):
         import metric_learn
 
         if self.chunk_size is None:
-            whiten = _fit_metric_learn("rca", metric_learn.RCA(), X, y)
+            # metric-learn inverts the within-class covariance and returns NaN (or, with another
+            # rounding, huge numbers) when it is singular: work in the directions the data vary
+            # in, and refuse a within-class covariance still singular there
+            basis = data_span(X)
+            Xs = X if basis is None else X @ basis
+            check_within_class_scatter(Xs, y, "rca", "leave classes with a single training "
+                                       "point out (`drop_classes_below`)")
+            whiten = _fit_metric_learn("rca", metric_learn.RCA(), Xs, y)
+            if basis is not None:
+                whiten = whiten @ basis.T
             if self.n_components is None or self.n_components >= whiten.shape[0]:
                 return whiten
             # metric-learn's low-rank branch mixes complex eigenvectors (NaN on wine, segment);
@@ -112,6 +124,25 @@ class RCA(LinearMetric):
             n_components=self.n_components, n_chunks=self.n_chunks, chunk_size=self.chunk_size,
             random_state=self.random_state)
         return _fit_metric_learn("rca", learner, X, y)
+
+
+def data_span(X: np.ndarray, rtol: float = SCATTER_RTOL) -> np.ndarray | None:
+    """D x r basis of the directions the (centred, unit-variance) training points vary in:
+    right singular vectors with squared singular value above `rtol` times the largest, mapped
+    back to the original features; None when that is every direction. Exact (or, after the
+    data's decimal rounding, nearly exact) linear dependencies between features, as in segment,
+    and constant features are left out: they carry no distance, and whitening would blow their
+    round-off up."""
+    Xc = X - X.mean(axis=0)
+    sd = Xc.std(axis=0)
+    varying = sd > 0
+    _, s, Vt = np.linalg.svd(Xc[:, varying] / sd[varying], full_matrices=False)
+    keep = s ** 2 > rtol * s[0] ** 2
+    if keep.sum() == X.shape[1]:
+        return None
+    basis = np.zeros((X.shape[1], int(keep.sum())))
+    basis[varying] = Vt[keep].T / sd[varying, None]
+    return basis
 
 
 @register("mmc")
@@ -192,10 +223,6 @@ class LDA(LinearMetric):
                                        "[0, 1]) for this method")
         r = self.n_components or limit
         return lda_scalings(X, y, self.shrinkage)[:, :r].T
-
-
-#: eigenvalues of the scaled within-class scatter below this fraction of its largest count as 0
-SCATTER_RTOL = 1e-10
 
 
 def check_within_class_scatter(X, y, name: str, remedy: str) -> None:
