@@ -95,25 +95,26 @@ def nearest_within_band(block: np.ndarray, scale: np.ndarray, q_sq: np.ndarray,
                         max_bytes: int = MAX_BLOCK_BYTES) -> tuple[np.ndarray, np.ndarray]:
     """The k nearest columns of each row of `block`, ordered by (exact distance, column).
 
-    `block` (b x n, overwritten) approximates squared distances within
+    `block` (b x n) approximates squared distances within
     scale[i] (q_sq[i] + x_sq[j]); +inf marks an excluded pair. Every column whose approximation
     lies within that band of the row's k-th smallest is a candidate; `exact(rows, cols)` gives
     the exact squared distances of candidate pairs (in batches of at most `max_bytes` /
     `pair_bytes` pairs); returns (sqrt of the exact values, columns), each (b, k).
     """
     n_rows, n_cols = block.shape
-    if np.isnan(block).any():
+    if np.isnan(block.min()):  # min propagates NaN: one pass, no mask
         raise ValueError(f"k-NN search: some distances are NaN. {NON_FINITE_REMEDY}")
-    if k < n_cols:
-        first = np.argpartition(block, k - 1, axis=1)[:, :k]
-    else:
-        first = np.broadcast_to(np.arange(n_cols), (n_rows, n_cols))
-    t_k = np.take_along_axis(block, first, axis=1).max(axis=1)
-    # b_j - E_ij <= t_k + max over the first k of E_i.: every point that may be among the k
-    # nearest (the first k are within t_k + their band of it, so the k-th exact value is too)
-    limit = t_k + scale * (q_sq + x_sq[first].max(axis=1)) + scale * q_sq
-    block -= scale[:, None] * x_sq[None, :]
-    rows, cols = np.nonzero(block <= limit[:, None])
+    # the k-th smallest b is within its band of an exact value, so the k-th exact value is at
+    # most T = t_k + s (q_sq + max x_sq); a point may be among the k nearest only if
+    # b_j - s (q_sq + x_j) <= T
+    t_k = (np.partition(block, k - 1, axis=1)[:, k - 1] if k < n_cols else block.max(axis=1))
+    widest = float(x_sq.max())
+    limit = t_k + scale * (2 * q_sq + widest)
+    # first against the row's widest band (one pass, no block-sized temporary), then exactly on
+    # the few pairs found
+    rows, cols = np.nonzero(block <= (limit + scale * widest)[:, None])
+    keep = block[rows, cols] - scale[rows] * x_sq[cols] <= limit[rows]
+    rows, cols = rows[keep], cols[keep]
     value = np.empty(rows.size)
     step = max(1, max_bytes // max(1, pair_bytes))
     for start in range(0, rows.size, step):
