@@ -28,6 +28,15 @@ def snakemake(workdir, *args, env=None, timeout=900):
                           env=env, timeout=timeout)
 
 
+@pytest.fixture(autouse=True)
+def download_lock(tmp_path, monkeypatch):
+    """Each test records verified downloads in its own lock file, never in the committed one
+    (the environment variable reaches the workflow's subprocesses too)."""
+    path = tmp_path / "downloads.lock.json"
+    monkeypatch.setenv("DMLBENCH_DOWNLOAD_LOCK", str(path))
+    return path
+
+
 @pytest.fixture
 def mlflow_uri(tmp_path, monkeypatch):
     """A fresh SQLite MLflow store for one test."""

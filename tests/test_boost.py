@@ -158,16 +158,48 @@ def test_bound_never_increases_and_matches_a_brute_force_evaluation(label, seed)
     Z = X @ est.components_.T
     assert bounds[-1] == pytest.approx(dense_bound(Z, y, **RULES[label][1]), rel=1e-8)
     if label != "boostmdm_g":  # Theorem 1 holds for nearest sets and for mu = 0 (section 2.6.2)
-        gammas = np.array(info["gamma"])
+        gammas, etas = dense_gammas(X - X.mean(axis=0), y, est, **RULES[label][1])
+        np.testing.assert_allclose(info["gamma"], gammas, rtol=1e-8)
+        np.testing.assert_allclose(info["alpha"], np.log((1 + gammas) / (1 - gammas)) / (2 * etas),
+                                   rtol=1e-8)  # eq. 10
         assert np.all(bounds[1:] <= bounds[:-1] * np.sqrt(1 - gammas ** 2) + 1e-12)
-        assert bounds[-1] <= info["theorem3_bound"][-1] + 1e-12
+        assert bounds[-1] <= np.prod(np.sqrt(1 - gammas ** 2)) + 1e-12
+
+
+def dense_gammas(X, y, est, k_h=None, k_m=None, mu=None):
+    """gamma_t (eq. 11) and eta_t of every boosting step, by brute force from the fitted bases
+    Q_t = B_t B_t^T and alphas: M_{t-1} = sum_{s<t} alpha_s Q_s, margins delta (eq. 4) under
+    M_{t-1} (0 for M_0), w' = softmax(delta) (eqs. 5, 12), d_i (eq. 6) under Q_t with the hits of
+    M_{t-1} (of Q_1 when t = 1)."""
+    gammas, etas = [], []
+    G = np.zeros((X.shape[1], 0))
+    for alpha, B in zip(est.alphas_, est.bases_):
+        Zq, Z = X @ B, X @ G
+        D_q = dense_sq(Zq)
+        if G.shape[1] == 0:
+            delta, hits = np.zeros(y.size), dense_psi(Zq, y, "hits", k_h, mu)
+        else:
+            D = dense_sq(Z)
+            hits = dense_psi(Z, y, "hits", k_h, mu)
+            delta = np.sum(hits * D, axis=1) - np.sum(dense_psi(Z, y, "misses", k_m, mu) * D, axis=1)
+        w = np.exp(delta - delta.max())
+        w /= w.sum()
+        d = np.sum(dense_psi(Zq, y, "misses", k_m, mu) * D_q, axis=1) - np.sum(hits * D_q, axis=1)
+        etas.append(np.abs(d).max())
+        gammas.append(w @ d / etas[-1])
+        G = np.hstack([G, np.sqrt(alpha) * B])
+    return np.array(gammas), np.array(etas)
 
 
 def test_several_boosting_iterations_happen_and_keep_the_bound_decreasing():
     X, y = wdbc_part()
     for label in ("boostmdm", "boostmdm_k", "boostmdm_g"):
-        info = _fit(label, X, y).fit_info()
+        est = _fit(label, X, y)
+        info = est.fit_info()
         assert info["n_boost_iter"] >= 2, (label, info["stop_reason"])
+        if label != "boostmdm_g":
+            np.testing.assert_allclose(info["gamma"], dense_gammas(X, y, est, **RULES[label][1])[0],
+                                       rtol=1e-7)
         assert np.all(np.diff(info["bound"]) < 0)
         assert info["rank_path"] == sorted(set(info["rank_path"]))
 

@@ -1,12 +1,14 @@
 """The download path end to end against a loopback HTTP server: success, checksum mismatch,
 truncated body, timeout, 404 (each leaving no file in the cache and a clear message), retries,
 mirror as a directory and as a URL, offline without a mirror, the availability check, .Z files,
-scikit-learn fetchers, and the file-format readers."""
+20 Newsgroups from its verified archive (never a foreign pickle), the download lock, plain-http
+mirrors, a killed download's leftovers, and the file-format readers."""
 
 import bz2
 import gzip
 import hashlib
 import io
+import json
 import shutil
 import struct
 import tarfile
@@ -18,7 +20,7 @@ import pytest
 from loopback import serve, uci_dir
 
 from dmlbench import data
-from dmlbench.data import availability, download, downloaded, fetchers, formats
+from dmlbench.data import availability, download, downloaded, fetchers, formats, lock
 from dmlbench.data.embedded import RawData
 from dmlbench.data.spec import DatasetSpec, RemoteFile
 
@@ -206,41 +208,206 @@ def test_uci_sets_through_a_url_mirror(name, tmp_path):
     assert ds.meta["sha256"] == spec.array_sha256
 
 
-# ---- scikit-learn fetchers
+# ---- 20 Newsgroups: scikit-learn's fetcher on a verified archive, never a foreign pickle
+
+NEWS_DOCS = {"train": {"alt.atheism": ["god faith belief", "faith doubt"],
+                       "sci.space": ["orbit rocket launch", "rocket fuel orbit"]},
+             "test": {"alt.atheism": ["belief god"], "sci.space": ["launch orbit"]}}
 
 
-def test_fetcher_sets_use_the_cache_and_are_seeded_from_the_mirror(tmp_path, toy):
-    calls = []
+def news_archive(path: Path) -> str:
+    """A small archive in the layout of 20news-bydate.tar.gz; its sha256."""
+    with tarfile.open(path, "w:gz") as tar:
+        for part, groups in NEWS_DOCS.items():
+            for group, docs in groups.items():
+                for i, text in enumerate(docs):
+                    body = f"From: a@b\nSubject: s\n\n{text}\n".encode()
+                    info = tarfile.TarInfo(f"20news-bydate-{part}/{group}/{i + 1}")
+                    info.size = len(body)
+                    tar.addfile(info, io.BytesIO(body))
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
-    def fake_fetch(home, download_if_missing):
-        calls.append((home, download_if_missing))
-        table = formats.read_table(home / "sub" / "toy.csv")
-        return RawData(X=formats.to_float(table[:, :2], "toy"), y=table[:, 2])
 
-    spec = DatasetSpec("toy-fetch", "fetcher", 30, 2, 2, files=(RemoteFile("sub/toy.csv"),),
-                       group=fetchers.GROUP, fetch=fake_fetch)
-    toy(spec)
+class Marker:
+    """Unpickling this creates the file `path`: what a crafted pickle can do."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.path),))
+
+
+def plant_pickles(directory: Path, marker: Path) -> None:
+    """Crafted pickles under the names scikit-learn's fetcher loads from its data_home."""
+    import codecs
+    import pickle
+
+    import joblib
+
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "20news-bydate_py3.pkz").write_bytes(
+        codecs.encode(pickle.dumps(Marker(marker)), "zlib_codec"))
+    joblib.dump(Marker(marker), directory / "20newsgroup_vectorized_py3.pkl")
+
+
+@pytest.fixture
+def news(tmp_path, toy, monkeypatch):
+    """A toy news-sklearn: a mirror with the archive (scikit-learn told to expect its sha256,
+    from a URL that cannot answer) and crafted pickles everywhere a fetcher might look."""
+    from sklearn.datasets import _base, _twenty_newsgroups
+
     mirror = tmp_path / "mirror"
-    (mirror / "scikit-learn/sub").mkdir(parents=True)
-    (mirror / "scikit-learn/sub/toy.csv").write_bytes(TOY_CSV)
+    (mirror / "scikit-learn").mkdir(parents=True)
+    sha = news_archive(mirror / "scikit-learn" / "20news-bydate.tar.gz")
+    monkeypatch.setattr(_twenty_newsgroups, "ARCHIVE", _base.RemoteFileMetadata(
+        filename="20news-bydate.tar.gz", url="http://127.0.0.1:9/never", checksum=sha))
+    marker = tmp_path / "pickle-was-loaded"
     cache_dir = tmp_path / "cache"
-    ds = data.ensure("toy-fetch", cache_dir, mirror=mirror, offline=True)
-    assert ds.X.shape == (30, 2)
-    assert calls == [(cache_dir / "scikit-learn", False)]
-    assert (cache_dir / "scikit-learn/sub/toy.csv").read_bytes() == TOY_CSV
-    assert availability.status("toy-fetch", tmp_path / "other", mirror=mirror,
-                               offline=True).how == "mirror"
+    for where in (mirror / "scikit-learn", cache_dir / "scikit-learn",
+                  cache_dir / "downloads" / "scikit-learn"):
+        plant_pickles(where, marker)
+    archive = RemoteFile("20news-bydate.tar.gz", (), f"sha256:{sha}")
+    spec = toy(DatasetSpec("toy-news", "download", 6, 10, 2, files=(archive,),
+                           group="scikit-learn", parse=fetchers.twenty_newsgroups, sparse=True,
+                           keep_constant_features=True))
+    return spec, mirror, cache_dir, marker
 
 
-def test_fetcher_without_files_offline_is_a_download_error(tmp_path, toy):
-    def fake_fetch(home, download_if_missing):
-        raise OSError("20Newsgroups dataset not found")
+def test_news_is_built_from_the_verified_archive_and_loads_no_foreign_pickle(news):
+    spec, mirror, cache_dir, marker = news
+    ds = data.ensure("toy-news", cache_dir, mirror=mirror, offline=True)
+    assert not marker.exists()
+    assert ds.meta["class_names"] == ["alt.atheism", "sci.space"]
+    assert ds.given_split["train"].size == 4 and ds.given_split["test"].size == 2
+    from sklearn.feature_extraction.text import CountVectorizer
+    vocabulary = CountVectorizer().fit([t for docs in NEWS_DOCS["train"].values() for t in docs]
+                                       + ["from b subject"]).vocabulary_
+    assert ds.X.shape == (6, len(vocabulary)) == (6, 10)
+    np.testing.assert_allclose(np.asarray(ds.X.multiply(ds.X).sum(axis=1)).ravel(), 1.0)
+    kept = cache_dir / "downloads" / "scikit-learn" / "20news-bydate.tar.gz"
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == spec.files[0].checksum[7:]
+    assert not list((cache_dir / "downloads").glob(".*"))  # no temporary directory left
 
-    toy(DatasetSpec("toy-fetch", "fetcher", 30, 2, 2, files=(RemoteFile("x.pkz"),),
-                    group=fetchers.GROUP, fetch=fake_fetch))
-    with pytest.raises(data.DownloadError, match="data.offline is set"):
-        data.ensure("toy-fetch", tmp_path, offline=True)
-    assert files_in(tmp_path / "datasets") == []
+
+def test_a_tampered_archive_is_refused_and_a_corrupt_kept_one_deleted(news, tmp_path):
+    spec, mirror, cache_dir, marker = news
+    good = (mirror / "scikit-learn" / "20news-bydate.tar.gz").read_bytes()
+    (mirror / "scikit-learn" / "20news-bydate.tar.gz").write_bytes(good[:-10] + b"0" * 10)
+    with pytest.raises(data.DownloadError, match="sha256 mismatch"):
+        data.ensure("toy-news", cache_dir, mirror=mirror, offline=True)
+    assert not (cache_dir / "downloads/scikit-learn/20news-bydate.tar.gz").exists()
+    # a corrupt copy in the cache: not counted as downloaded, deleted, and named in the error
+    kept = cache_dir / "downloads/scikit-learn/20news-bydate.tar.gz"
+    kept.write_bytes(b"corrupt")
+    assert availability.status("toy-news", cache_dir, offline=True).how == "missing"
+    assert not kept.exists()
+    kept.write_bytes(b"corrupt")
+    with pytest.raises(data.DownloadError, match="kept copy .* failed its check \(.*sha256 "
+                                                 "mismatch.*deleted"):
+        data.ensure("toy-news", cache_dir, offline=True)
+    (mirror / "scikit-learn" / "20news-bydate.tar.gz").write_bytes(good)
+    kept.write_bytes(b"corrupt")
+    assert data.ensure("toy-news", cache_dir, mirror=mirror, offline=True).X.shape == (6, 10)
+    assert kept.read_bytes() == good and not marker.exists()
+
+
+def test_the_registry_pins_the_archive_scikit_learn_expects_and_ignores_a_mirror_pickle(
+        tmp_path):
+    """The old fetcher copied <mirror>/scikit-learn/20news-bydate_py3.pkz into its data_home and
+    unpickled it: a crafted file ran code."""
+    from sklearn.datasets import _twenty_newsgroups
+
+    spec = data.registry.get("news-sklearn")
+    assert [f.checksum for f in spec.files] == [f"sha256:{_twenty_newsgroups.ARCHIVE.checksum}"]
+    mirror, marker = tmp_path / "mirror", tmp_path / "pickle-was-loaded"
+    plant_pickles(mirror / "scikit-learn", marker)
+    with pytest.raises(data.DownloadError):
+        data.ensure("news-sklearn", tmp_path / "cache", mirror=mirror, offline=True)
+    assert not marker.exists()
+
+
+# ---- the download lock and plain-http mirrors
+
+def test_the_first_verified_download_is_locked_and_later_copies_must_match(site, toy, tmp_path,
+                                                                          download_lock):
+    root, base, _ = site
+    spec = toy(toy_spec())
+    assert lock.pin_of(spec, spec.files[0]) == "none"
+    data.build("toy-dl", tmp_path / "a", mirror=f"{base}/ok/", offline=True, **FAST)
+    sha = hashlib.sha256(TOY_CSV).hexdigest()
+    assert json.loads(download_lock.read_text()) == {"toy/toy.csv": f"sha256:{sha}"}
+    assert lock.pin_of(spec, spec.files[0]) == "lock"
+    # the same rows in another order: parses and passes every check, but is not the locked file
+    (root / "toy" / "toy.csv").write_bytes(b"".join(reversed(TOY_CSV.splitlines(True))))
+    with pytest.raises(data.DownloadError, match="sha256 mismatch"):
+        data.build("toy-dl", tmp_path / "b", mirror=root, offline=True)
+    kept = tmp_path / "a" / "downloads/toy/toy.csv"
+    kept.write_bytes(b"0,0,a\n" + TOY_CSV[6:])
+    with pytest.raises(data.DownloadError, match="sha256 mismatch"):
+        data.build("toy-dl", tmp_path / "a", mirror=root, offline=True)
+    assert not kept.exists()
+
+
+def test_a_failed_check_records_nothing(site, toy, tmp_path, download_lock):
+    root, _, _ = site
+    toy(toy_spec(n=31))
+    with pytest.raises(ValueError, match="registry expects"):
+        data.build("toy-dl", tmp_path / "a", mirror=root, offline=True)
+    assert not download_lock.exists()
+
+
+def test_a_plain_http_mirror_serves_only_pinned_files():
+    file = RemoteFile("toy.csv", ("http://home.example/toy.csv",))
+    assert "plain-http mirror" in download.untrusted("http://mirror.example/toy/toy.csv", file)
+    assert download.untrusted("https://mirror.example/toy/toy.csv", file) is None
+    assert download.untrusted("http://127.0.0.1:8000/toy/toy.csv", file) is None
+    assert download.untrusted("http://home.example/toy.csv", file) is None  # its public home
+    assert download.untrusted("http://mirror.example/toy/toy.csv", file,
+                              content_pinned=True) is None
+    pinned = RemoteFile("toy.csv", (), "sha256:" + "0" * 64)
+    assert download.untrusted("http://mirror.example/toy/toy.csv", pinned) is None
+    with pytest.raises(download.DownloadError, match="refused: a plain-http mirror"):
+        download.fetch(file, "toy", Path("/nonexistent/toy.csv"), mirror="http://mirror.example/",
+                       offline=True)
+
+
+def test_a_killed_download_leaves_a_temporary_directory_that_the_next_build_removes(
+        site, tmp_path):
+    """SIGKILL during a download (the server holds the answer back), then the next build."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    _, base, requests = site
+    cache_dir = tmp_path / "cache"
+    script = f"""
+import sys
+sys.path.insert(0, {str(HERE)!r})
+from test_download import toy_spec, FAST
+from dmlbench import data
+data.REGISTRY["toy-dl"] = toy_spec()
+data.ensure("toy-dl", {str(cache_dir)!r}, mirror={base + "/slow/"!r}, offline=True,
+            timeout=(2.0, 60.0), retries=0)
+"""
+    child = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.time() + 30
+    while not any(path == "/slow/toy/toy.csv" for _, path in requests):
+        assert time.time() < deadline and child.poll() is None
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    left = [p for p in (cache_dir / "downloads").iterdir() if p.name.startswith(".toy-dl.")]
+    assert len(left) == 1 and left[0].is_dir()
+    data.REGISTRY["toy-dl"] = toy_spec()
+    try:
+        data.ensure("toy-dl", cache_dir, mirror=f"{base}/ok/", offline=True, **FAST)
+    finally:
+        del data.REGISTRY["toy-dl"]
+    assert not left[0].exists()
+    assert sorted(p.name for p in (cache_dir / "downloads").iterdir()) == ["toy"]
 
 
 # ---- file formats and the parsers of the downloaded sets, on synthetic files
@@ -363,8 +530,8 @@ def test_cli_lists_every_data_set_and_builds_from_a_mirror(site, toy, tmp_path, 
     listing = capsys.readouterr().out
     for name, spec in data.REGISTRY.items():
         line = next(row for row in listing.splitlines() if row.startswith(name + " "))
-        status = {"none": "unavailable", "download": "needs download",
-                  "fetcher": "needs download"}.get(spec.source, "embedded")
+        status = {"none": "unavailable", "download": "needs download"}.get(spec.source,
+                                                                            "embedded")
         assert status in line, line
     assert "gauss-d<d>" in listing
     assert cli.main(["dataset", "toy-dl", "--cache", str(tmp_path), "--offline"]) == 2

@@ -1,6 +1,8 @@
 """k-NN accuracy against scikit-learn, voting ties, and the hubness measures against hand
 computations and scipy."""
 
+import collections
+import math
 import time
 
 import numpy as np
@@ -15,18 +17,52 @@ from dmlbench.methods import make
 from dmlbench.run import preprocessing, protocols
 
 
+def written_out(Q, X, y_train, k, dims=None):
+    """Per r in `dims` (default: all coordinates), the k-NN lists and predictions of every query
+    using the first r coordinates, in plain Python: squared differences summed in coordinate
+    order, then (square root, index); the vote's ties go to the smallest label."""
+    dims = dims or [Q.shape[1]]
+    lists = {r: [] for r in dims}
+    for q in Q.tolist():
+        partial = {r: [] for r in dims}
+        for j, x in enumerate(X.tolist()):
+            total = 0.0
+            for r, (u, v) in enumerate(zip(q, x), start=1):
+                total += (u - v) * (u - v)
+                if r in partial:
+                    partial[r].append((math.sqrt(total), j))
+        for r in dims:
+            lists[r].append([j for _, j in sorted(partial[r])[:k]])
+    preds = {}
+    for r in dims:
+        votes = [collections.Counter(y_train[row].tolist()) for row in lists[r]]
+        preds[r] = np.array([min(v, key=lambda c: (-v[c], c)) for v in votes])
+    return {r: np.array(v) for r, v in lists.items()}, preds
+
+
 @pytest.mark.parametrize("name", ["wine", "iris", "wdbc"])
-def test_euclidean_accuracy_equals_scikit_learn(name):
+def test_euclidean_accuracy_equals_the_written_out_rule_and_scikit_learn(name):
+    """Against the rule written out, always; against scikit-learn for the queries whose k-th and
+    (k+1)-th nearest distances differ by more than 1e-9 (scikit-learn orders near-ties by its own
+    rounding, which another machine may change)."""
     ds = data.build(name)
     for split in protocols.make_splits(ds.y, {"kind": "holdout", "repeats": 3}, seed=5):
         Xtr, Xte, _ = preprocessing.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
         ytr, yte = ds.y[split.train], ds.y[split.test]
         est = make("euclidean").fit(Xtr, ytr)
         metrics = evaluate(est, Xte, ytr, yte, [1, 3, 5], 10, timings={})
+        D = np.sort(np.linalg.norm(Xte[:, None] - Xtr[None], axis=2), axis=1)
         for k in (1, 3, 5):
-            ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(Xtr, ytr)
-            assert metrics[f"accuracy_k{k}"] == pytest.approx(ref.score(Xte, yte), abs=1e-12)
+            _, ours = written_out(Xte, Xtr, ytr, k)
+            assert metrics[f"accuracy_k{k}"] == pytest.approx(np.mean(ours[Xte.shape[1]] == yte),
+                                                              abs=1e-12)
+            same = evaluate(est, Xte, ytr, ours[Xte.shape[1]], [k], 1, timings={})
+            assert same[f"accuracy_k{k}"] == 1.0  # every prediction, not only their count
             assert metrics[f"error_k{k}"] == pytest.approx(1 - metrics[f"accuracy_k{k}"])
+            clear = D[:, k] - D[:, k - 1] > 1e-9
+            assert clear.mean() > 0.8
+            ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(Xtr, ytr)
+            np.testing.assert_array_equal(ours[Xte.shape[1]][clear], ref.predict(Xte)[clear])
 
 
 def test_vote_ties_go_to_the_smallest_label():
@@ -85,28 +121,50 @@ def test_hubness_summary_keys():
                       "gini_n3", "max_n3"}
 
 
-def test_dimension_sweep_equals_knn_on_the_leading_components():
+def sweep_cases():
+    """(name, Z_train, Z_test, y_train, y_test): wine in PCA coordinates, integer data with exact
+    ties, and one-decimal data offset by 100 (near-ties decided by the data's binary rounding)."""
     ds = data.build("wine")
     split = protocols.make_splits(ds.y, {"kind": "holdout", "repeats": 1}, seed=2)[0]
     Xtr, Xte, _ = preprocessing.fit_transform(["zscore"], ds.X[split.train], ds.X[split.test])
-    ytr, yte = ds.y[split.train], ds.y[split.test]
-    est = make("pca").fit(Xtr, ytr)
-    metrics = evaluate(est, Xte, ytr, yte, [1, 3], 5, timings={}, sweep=True)
-    Ztr, Zte = est.transform(Xtr), est.transform(Xte)
-    for k in (1, 3):
-        curve = metrics[f"sweep_accuracy_k{k}"]
-        assert len(curve) == 13 == metrics["sweep_dims"]
-        for r in range(13):
-            ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(Ztr[:, :r + 1], ytr)
-            assert curve[r] == pytest.approx(ref.score(Zte[:, :r + 1], yte), abs=1e-12)
-        assert curve[-1] == pytest.approx(metrics[f"accuracy_k{k}"], abs=1e-12)
-        assert metrics[f"sweep_best_accuracy_k{k}"] == max(curve)
-        assert metrics[f"sweep_best_dim_k{k}"] == curve.index(max(curve)) + 1
-    # chunking does not change the curve
+    pca = make("pca").fit(Xtr, ds.y[split.train])
+    yield "wine-pca", pca, Xtr, Xte, ds.y[split.train], ds.y[split.test]
+    rng = np.random.default_rng(6)
+    X, y = rng.integers(-2, 3, size=(90, 4)).astype(float), rng.integers(0, 3, size=90)
+    yield "integers", make("euclidean").fit(X[:60], y[:60]), X[:60], X[60:], y[:60], y[60:]
+    X = 100.0 + np.round(rng.uniform(0, 1, size=(90, 3)), 1)
+    yield "decimals", make("euclidean").fit(X[:60], y[:60]), X[:60], X[60:], y[:60], y[60:]
+
+
+@pytest.mark.parametrize("case", list(sweep_cases()), ids=lambda case: case[0])
+def test_dimension_sweep_follows_the_tie_rule_on_every_leading_subspace(case):
+    """Chang 2012's sweep: k-NN on the first r mapped coordinates for every r. Each r's
+    predictions (and 1-NN lists) equal the written-out rule's, for any chunk size, and at full
+    dimension the search's."""
     from dmlbench.measure.evaluation import dimension_sweep
 
-    small = dimension_sweep(Zte, Ztr, ytr, yte, [1], max_bytes=8 * len(ytr) * 3)
-    assert small[1] == metrics["sweep_accuracy_k1"]
+    _, est, Xtr, Xte, ytr, yte = case
+    Ztr, Zte = est.transform(Xtr), est.transform(Xte)
+    dims = list(range(1, Ztr.shape[1] + 1))
+    metrics = evaluate(est, Xte, ytr, yte, [1, 3, 4], 5, timings={}, sweep=True)
+    assert metrics["sweep_dims"] == len(dims)
+    for k in (1, 3, 4):
+        lists, preds = written_out(Zte, Ztr, ytr, k, dims)
+        curve = metrics[f"sweep_accuracy_k{k}"]
+        assert curve == pytest.approx([np.mean(preds[r] == yte) for r in dims], abs=1e-12)
+        assert curve[-1] == pytest.approx(metrics[f"accuracy_k{k}"], abs=1e-12)
+        # the search's own predictions, query by query (y_test := the rule's predictions)
+        assert evaluate(est, Xte, ytr, preds[dims[-1]], [k], 1, {})[f"accuracy_k{k}"] == 1.0
+        assert metrics[f"sweep_best_accuracy_k{k}"] == max(curve)
+        assert metrics[f"sweep_best_dim_k{k}"] == curve.index(max(curve)) + 1
+        for max_bytes in (8 * len(ytr) * 4, 8 * len(ytr) * 40, 2**26):
+            for r in dims:  # every prediction, not only their count; the 1-NN lists themselves
+                got = dimension_sweep(Zte[:, :r], Ztr[:, :r], ytr, preds[r], [k], max_bytes)
+                assert got[k][-1] == 1.0
+                if k == 1:
+                    nearest = dimension_sweep(Zte[:, :r], Ztr[:, :r], np.arange(len(ytr)),
+                                              lists[r][:, 0], [1], max_bytes)
+                    assert nearest[1][-1] == 1.0
 
 
 def _brute_loo_neighbours(Q, X, k):

@@ -112,6 +112,26 @@ def test_chunked_batches_equal_one_query_at_a_time(monkeypatch):
     np.testing.assert_array_equal(small[1], whole[1])
 
 
+@pytest.mark.parametrize("name, params", [("rmle", {"m": 6}), ("rmvem", {"m": 6}),
+                                          ("rmvem", {"m": 6, "form": "inverse"})])
+def test_near_ties_give_the_same_list_alone_in_a_batch_and_in_small_chunks(name, params,
+                                                                          monkeypatch):
+    """One-decimal data offset by 1000: distances equal in decimal differ by the binary rounding
+    of the data only; the order may depend on the query and the training point, never on the
+    other queries of its chunk."""
+    rng = np.random.default_rng(3)
+    X = 1000.0 + np.round(rng.uniform(0, 1, size=(105, 3)), 1)
+    Q = 1000.0 + np.round(rng.uniform(0, 1, size=(40, 3)), 1)
+    est = make(name, params).fit(X, np.arange(105) % 3)
+    whole = est.kneighbors(Q, 12)
+    alone = [est.kneighbors(Q[i:i + 1], 12) for i in range(len(Q))]
+    np.testing.assert_array_equal(np.concatenate([a[1] for a in alone]), whole[1])
+    np.testing.assert_allclose(np.concatenate([a[0] for a in alone]), whole[0], rtol=1e-12)
+    monkeypatch.setattr(local, "MVCE_BATCH", 1)
+    monkeypatch.setattr(local, "MAX_BLOCK_BYTES", 1)
+    np.testing.assert_array_equal(est.kneighbors(Q, 12)[1], whole[1])
+
+
 def test_leave_one_out_selection_per_k_equals_brute_force():
     X, y = blobs(n=36, d=2, seed=7)
     grid = [3, 5, 8]

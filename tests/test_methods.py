@@ -17,7 +17,7 @@ FAST = {"lmnn": {"max_iter": 10, "min_iter": 2}, "itml": {"max_iter": 20},
         "klhp": {"K_grid": [1, 3], "lam_grid": [0.0, 1.0]}}
 #: methods that answer neighbour queries (classifiers such as KLHP only `predict`)
 SEARCHERS = sorted(n for n, c in REGISTRY.items() if c.kind != "classifier")
-CLASSIFIERS = sorted(n for n, c in REGISTRY.items() if c.kind == "classifier")
+CLASSIFIERS = sorted(n for n, c in REGISTRY.items() if c.predicts_only)
 
 
 def toy(seed=0, n=60, d=4):
@@ -29,9 +29,42 @@ def toy(seed=0, n=60, d=4):
 
 def _make(name):
     params = dict(FAST.get(name, {}))
-    if "random_state" in REGISTRY[name]._get_param_names():
+    if "random_state" in REGISTRY[name].parameter_names():
         params["random_state"] = 0
     return make(name, params)
+
+
+def brute_force(est, Q, X, k, exclude_self=False):
+    """The k nearest training points of each query under the fitted metric, written out: global
+    ||L q - L x||, Move-labeled ||q - W x||, Move-query ||W q - x|| (Shigeto 2017, eqs. 4, 10),
+    local: the dense per-query GQD of `test_local.dense_search` with the chosen m and setting;
+    ordered by (distance, index)."""
+    if est.kind == "local":
+        from test_local import dense_search
+
+        m, c = est.selected_[min(est.selected_)]
+        cand = est.candidates_[c]
+        if est.registry_name == "minivenn":
+            kind, opts = "minivenn", {"rho": cand["rho"], "tau": cand["tau"]}
+        else:
+            kind, opts = est.form, {"rank": cand["rank"]}
+        unit = (lambda A: A / np.linalg.norm(A, axis=1, keepdims=True))
+        space = (unit(X), unit(Q)) if est.neighbourhood == "cosine" else None
+        return dense_search(X, Q, m, est.eps, kind, k,
+                            weights="uniform" if est.weighting == "uniform" else "mvce",
+                            exclude=np.arange(len(X)) if exclude_self else None,
+                            nbr_space=space, **opts)
+    if est.kind == "global":
+        Lq, Lx = Q @ est.components_.T, X @ est.components_.T
+    elif est.maps_labeled:
+        Lq, Lx = Q, X @ est.W_.T
+    else:
+        Lq, Lx = Q @ est.W_.T, X
+    D = np.linalg.norm(Lq[:, None] - Lx[None], axis=2)
+    if exclude_self:
+        np.fill_diagonal(D, np.inf)
+    ind = np.array([np.lexsort((np.arange(len(row)), row))[:k] for row in D])
+    return np.take_along_axis(D, ind, axis=1), ind
 
 
 @pytest.mark.parametrize("name", SEARCHERS)
@@ -42,29 +75,42 @@ def test_contract_kneighbors_sorted_and_equal_to_brute_force(name):
     dist, ind = est.kneighbors(Q, n_neighbors=7)
     assert dist.shape == ind.shape == (15, 7)
     assert np.all(np.diff(dist, axis=1) >= 0)
-    assert ind.min() >= 0 and ind.max() < len(X)
+    ref_d, ref_i = brute_force(est, Q, X, 7)
+    np.testing.assert_array_equal(ind, ref_i)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-7, atol=1e-9)
     if est.kind == "global":
         assert est.components_.shape[1] == X.shape[1]
-        Lq, Lx = est.transform(Q), est.transform(X)
-        D = np.linalg.norm(Lq[:, None] - Lx[None], axis=2)
-        np.testing.assert_allclose(dist, np.sort(D, axis=1)[:, :7], atol=1e-9)
         np.testing.assert_allclose(est.transform(X), X @ est.components_.T)
 
 
 @pytest.mark.parametrize("name", SEARCHERS)
-def test_train_kneighbors_is_leave_one_out(name):
+def test_train_kneighbors_is_leave_one_out_by_brute_force(name):
     X, y = toy()
     est = _make(name).fit(X, y)
-    _, ind = est.train_kneighbors(3)
-    assert not np.any(ind == np.arange(len(X))[:, None])
+    dist, ind = est.train_kneighbors(3)
+    ref_d, ref_i = brute_force(est, X, X, 3, exclude_self=True)
+    np.testing.assert_array_equal(ind, ref_i)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-7, atol=1e-9)
 
 
 @pytest.mark.parametrize("name", CLASSIFIERS)
-def test_contract_classifiers_predict_training_labels(name):
+def test_contract_classifiers_predict_as_a_brute_force_computation(name):
+    """KLHP (the only classifier): each class's K nearest training points span a hyperplane; the
+    query goes to the class of the nearest (least squares per query, `test_local`)."""
+    from test_local import brute_hyperplane
+
     X, y = toy()
+    Q = toy(seed=1)[0][:15]
     est = _make(name).fit(X, 10 + y)
-    pred = est.predict(toy(seed=1)[0][:15], 1)
-    assert pred.shape == (15,) and set(pred) <= {10, 11, 12}
+    ref = []
+    for q in Q:
+        scores = []
+        for c in range(3):
+            idx = np.flatnonzero(y == c)
+            near = idx[np.lexsort((idx, np.linalg.norm(X[idx] - q, axis=1)))[:est.K_]]
+            scores.append(brute_hyperplane(q, X[near], est.lam_))
+        ref.append(10 + int(np.argmin(scores)))
+    assert est.predict(Q, 1).tolist() == ref == est.predict(Q, 5).tolist()
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -140,9 +186,31 @@ def test_lda_and_pca_distances_equal_scikit_learn_transforms():
         np.testing.assert_allclose(D, DR, atol=1e-8)
 
 
-def test_lda_with_a_singular_within_class_scatter_names_the_remedy():
+@pytest.mark.parametrize("noise", [0.0, 1e-7])
+def test_lda_with_a_singular_within_class_scatter_names_the_remedy(noise):
+    """Exactly collinear features, and features collinear up to 1e-7 (scaled smallest eigenvalue
+    of S_W about 1e-14: LAPACK's Cholesky succeeds, the directions are round-off): both are
+    refused whether or not LAPACK raises on this machine."""
     X, y = toy(n=30, d=4)
-    X[:, 3] = X[:, 2]  # collinear features: singular within-class scatter
-    with pytest.raises(ValueError, match="shrinkage"):
+    X[:, 3] = X[:, 2] + noise * np.random.default_rng(5).normal(size=30)
+    with pytest.raises(ValueError, match="singular.*shrinkage"):
         make("lda").fit(X, y)
     make("lda", {"shrinkage": "auto"}).fit(X, y)
+    with pytest.raises(ValueError, match="init 'pca'"):
+        make("nca", {"init": "lda", "max_iter": 1}).fit(X, y)
+
+
+def test_lda_refuses_more_features_than_points_and_accepts_badly_scaled_features():
+    X, y = toy(n=12, d=15)  # rank of S_W <= 12 - 3
+    with pytest.raises(ValueError, match="rank 9 of 15"):
+        make("lda").fit(X, y)
+    X, y = toy(n=60, d=4)
+    X[:, 3] = X[:, 2] + 1e-3 * np.random.default_rng(5).normal(size=60)  # well-posed, just close
+    X[:, 0] *= 1e6
+    Z = make("lda").fit(X, y).transform(X)
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    R = LinearDiscriminantAnalysis(solver="svd").fit(X, y).transform(X)
+    # the same discriminant space (scikit-learn's SVD solver never forms S_W^{-1}; it centres)
+    Z = np.column_stack([Z, np.ones(len(Z))])
+    P = Z @ np.linalg.pinv(Z)
+    np.testing.assert_allclose(P @ R, R, atol=1e-6 * np.abs(R).max())

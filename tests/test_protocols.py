@@ -100,3 +100,23 @@ def test_leave_one_out_tests_each_sample_once_on_all_others():
         protocols.n_splits(p)
     with pytest.raises(ValueError, match="classes \\[2\\]"):
         protocols.make_splits(np.array([0, 0, 1, 1, 2]), p, 0)
+
+
+@pytest.mark.parametrize("threshold, kept", [(60, 1), (72, 0)])
+def test_dropping_classes_must_leave_two_classes(threshold, kept):
+    """wine has 59, 71 and 48 samples per class: 60 left a one-class problem (100 % accuracy),
+    72 none at all (a numpy error)."""
+    y = np.repeat([0, 1, 2], [59, 71, 48])
+    p = {"kind": "holdout", "repeats": 2, "train_fraction": 0.7}
+    with pytest.raises(ValueError, match=f"data set 'wine': drop_classes_below = {threshold} "
+                                         f"keeps {kept} of its 3 classes \\(samples per class: "
+                                         "0: 59, 1: 71, 2: 48\\).*drop_classes_below <= 59 "
+                                         "keeps two"):
+        protocols.make_splits(y, p, 0, dataset="wine", drop_classes_below=threshold)
+    splits = protocols.make_splits(y, p, 0, dataset="wine", drop_classes_below=59)
+    assert set(np.unique(y[splits[0].train])) == {0, 1}
+
+
+def test_a_single_class_cannot_be_split():
+    with pytest.raises(ValueError, match="data set 'one' has a single class"):
+        protocols.make_splits(np.zeros(10), {"kind": "holdout", "repeats": 1}, 0, dataset="one")

@@ -28,9 +28,19 @@ def _datasets(args) -> None:
 
     specs = [spec for spec in REGISTRY.values() if not args.paper or args.paper in spec.papers]
     if args.files:
-        rows = [(spec.name, f"{spec.group}/{f.name}", " ".join(f.urls) or "(scikit-learn fetcher)")
-                for spec in specs if spec.downloads for f in spec.files]
-        _print_table(("name", "mirror path", "public homes"), rows, wrap_last=not args.full)
+        from .data import lock
+
+        pins = {"published": "published checksum", "arrays": "array sha256",
+                "lock": "lock", "none": "not yet"}
+        rows = [(spec.name, f"{spec.group}/{f.name}", pins[lock.pin_of(spec, f)],
+                 " ".join(f.urls)) for spec in specs if spec.downloads for f in spec.files]
+        _print_table(("name", "mirror path", "pinned by", "public homes"), rows,
+                     wrap_last=not args.full)
+        print("\npinned by: the checksum its source publishes; the sha256 of the data set's "
+              "arrays (registry); or the sha256 of the first download that passed every check, "
+              f"recorded in the download lock {lock.lock_path()} (commit it). 'not yet': the "
+              "next verified download records it; until then a plain-http mirror may not "
+              "serve it.")
         return
     rows = []
     for spec in specs:

@@ -4,6 +4,9 @@ Each writer writes a temporary file in the target's directory and renames it int
 `os.replace`, which is atomic on POSIX file systems. The temporary file is named
 `.<name>.<host>.<pid>.<random>.tmp`; a writer killed before the rename (SIGKILL) leaves it behind,
 and the next writer of the same target on that host removes it once its process is gone.
+Temporary directories (`temporary_dir`, e.g. a download's files before they are checked) follow
+the same rule: `.<name>.<host>.<pid>.<random>.tmpdir`, removed on exit, and by the next writer of
+the same name on that host when their process is gone.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import contextlib
 import glob
 import json
 import os
+import shutil
 import socket
 import tempfile
 from pathlib import Path
@@ -36,16 +40,34 @@ def atomic_path(path: str | os.PathLike):
             os.unlink(tmp)
 
 
+@contextlib.contextmanager
+def temporary_dir(parent: str | os.PathLike, name: str):
+    """Yield a new empty directory in `parent`, removed with its content on exit, whatever
+    happens; first remove those of the same `name` left by dead processes on this host."""
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(parent / name, suffix=".tmpdir")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.{_HOST}.{os.getpid()}.", suffix=".tmpdir",
+                                dir=parent))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 _HOST = socket.gethostname().replace(".", "_")
 
 
-def _remove_stale_temporaries(path: Path) -> None:
-    """Delete temporary files of `path` left by dead writers on this host."""
-    for tmp in path.parent.glob(f".{glob.escape(path.name)}.{glob.escape(_HOST)}.*.tmp"):
+def _remove_stale_temporaries(path: Path, suffix: str = ".tmp") -> None:
+    """Delete temporary files (or directories) of `path` left by dead writers on this host."""
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.{glob.escape(_HOST)}.*{suffix}"):
         pid = tmp.name[len(path.name) + len(_HOST) + 3:].split(".", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
 
 
 def _alive(pid: int) -> bool:

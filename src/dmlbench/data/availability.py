@@ -1,7 +1,8 @@
 """Can each data set of a run be obtained? Decided before any job starts (Snakefile parse time).
 
 A data set is obtainable when it is embedded, already cached (``<cache>/datasets``), its files are
-already downloaded (``<cache>/downloads``, or the scikit-learn data_home), the mirror has them
+already downloaded (``<cache>/downloads``, each matching its pin: a kept file that does not is
+deleted and does not count; `dmlbench.data.lock`), the mirror has them
 (a directory: the files exist; a URL: HEAD answers 200), or, unless `offline`, a TCP connection to
 the host of each of its public homes opens within `PROBE_TIMEOUT` seconds (one probe per host,
 `dmlbench.data.download.probe`, honouring http(s)_proxy). The probe is cheap and fails fast
@@ -16,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cache, download, fetchers, registry
+from . import cache, download, lock, registry
 
 PROBE_TIMEOUT = 3.0
 
@@ -35,10 +36,11 @@ class Status:
         return self.how not in ("missing", "unavailable", "probe")
 
 
-def _local_files(spec, cache_dir: Path) -> list[Path]:
-    if spec.source == "fetcher":
-        return [fetchers.data_home(cache_dir) / f.name for f in spec.files]
-    return [cache.downloads_dir(cache_dir) / spec.group / f.name for f in spec.files]
+def _downloaded(spec, cache_dir: Path) -> bool:
+    """Whether every file is kept in the cache and matches its pin (failures are deleted)."""
+    base = cache.downloads_dir(cache_dir) / spec.group
+    return all([(base / f.name).exists() and cache.verified(base / f.name, lock.pinned(spec, f))
+                for f in spec.files])
 
 
 def _in_mirror(spec, mirror) -> tuple[bool, str]:
@@ -46,7 +48,10 @@ def _in_mirror(spec, mirror) -> tuple[bool, str]:
     missing = []
     for file in spec.files:
         found = False
+        file = lock.pinned(spec, file)
         for source in download.sources(file, spec.group, mirror, offline=True):
+            if download.untrusted(source, file, spec.array_sha256 is not None):
+                continue
             if isinstance(root, Path):
                 found = Path(source).is_file()
             else:
@@ -69,8 +74,6 @@ def _head_ok(url: str) -> bool:
 
 
 def _homes(spec) -> list[str]:
-    if spec.source == "fetcher":
-        return [spec.extras["probe"]] if "probe" in spec.extras else []
     return [url for f in spec.files for url in f.urls[:1]]
 
 
@@ -104,7 +107,7 @@ def _status_without_network(name: str, cache_dir: Path, mirror, offline: bool) -
         return Status(name, "embedded")
     if all(p.exists() for p in cache.paths(name, cache_dir)):
         return Status(name, "cached")
-    if all(p.exists() for p in _local_files(spec, cache_dir)):
+    if _downloaded(spec, cache_dir):
         return Status(name, "downloaded")
     detail = f"needs {', '.join(spec.mirror_paths())}"
     if mirror is not None:

@@ -16,8 +16,13 @@ saved as `X_data`, `X_indices`, `X_indptr`, `X_shape`.
 Downloaded sources: the files are fetched (`dmlbench.data.download`) into a temporary directory
 inside the cache, parsed and checked; only a data set that passes every check is saved, and its
 files are then kept under `<cache>/downloads/<group>/` (the mirror layout, so a cache's
-`downloads/` can serve as another machine's mirror). Any failure removes the temporary files.
-Files are written atomically, so an interrupted build leaves nothing in the cache.
+`downloads/` can serve as another machine's mirror). Any failure removes the temporary files,
+and a temporary directory left by a killed build is removed by the next build on that host.
+Every file is verified against its pin (`dmlbench.data.lock`: a published checksum or the lock
+entry) when fetched and each time a kept copy is used; a kept copy that fails is deleted and
+fetched again. A file without a pin gets its sha256 recorded in the lock once its data set has
+passed every check. Files are written atomically, so an interrupted build leaves nothing in the
+cache.
 """
 
 from __future__ import annotations
@@ -25,8 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
-import tempfile
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +38,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import __version__
-from ..files import read_json, write_json, write_npz
-from . import download, fetchers, registry
+from ..files import read_json, temporary_dir, write_json, write_npz
+from . import download, lock, registry
 from .embedded import RawData
 
 
@@ -160,9 +164,9 @@ def build(name: str, cache_dir: str | Path | None = None, mirror=None, offline: 
           **fetch_options) -> Dataset:
     """Load data set `name` from its source, validate it and check it against the registry.
 
-    Embedded sources need no arguments. Downloaded and fetcher sources need `cache_dir` (their
-    files are kept there); `mirror` (a directory or base URL) is tried before the public homes,
-    which `offline` skips. `fetch_options` (timeout, retries, backoff) go to
+    Embedded sources need no arguments. Downloaded sources need `cache_dir` (their files are
+    kept there); `mirror` (a directory or base URL) is tried before the public homes, which
+    `offline` skips. `fetch_options` (timeout, retries, backoff) go to
     `dmlbench.data.download.fetch`.
     """
     spec = registry.get(name)
@@ -175,8 +179,6 @@ def build(name: str, cache_dir: str | Path | None = None, mirror=None, offline: 
             dataset = _checked(spec, spec.parse(paths))
             _keep_files(spec, paths, Path(cache_dir))
         return dataset
-    if spec.source == "fetcher":
-        return _checked(spec, fetchers.load(spec, cache_dir, mirror, offline, **fetch_options))
     return _checked(spec, spec.loader())
 
 
@@ -214,45 +216,68 @@ def downloads_dir(cache_dir: str | Path) -> Path:
 
 @contextlib.contextmanager
 def _fetched_files(spec, cache_dir: Path, mirror, offline: bool, fetch_options: dict):
-    """The data set's files, from `<cache>/downloads/<group>/` when a verified copy is there,
+    """The data set's files, from `<cache>/downloads/<group>/` when a copy there matches its pin,
     else fetched into a temporary directory that is removed on exit, whatever happens."""
     base = downloads_dir(cache_dir)
     created = [d for d in (cache_dir, base) if not d.exists()]
-    base.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=base))
     try:
-        paths = {}
-        for file in spec.files:
-            kept = base / spec.group / file.name
-            if kept.exists() and _verified(kept, file):
-                paths[file.name] = kept
-            else:
-                paths[file.name] = download.fetch(file, spec.group, tmp / file.name,
-                                                  mirror=mirror, offline=offline,
-                                                  **fetch_options)
-        yield paths
+        with temporary_dir(base, spec.name) as tmp:
+            paths = {}
+            for file in spec.files:
+                file = lock.pinned(spec, file)
+                kept = base / spec.group / file.name
+                problem = kept.exists() and _check_kept(kept, file)
+                if kept.exists():
+                    paths[file.name] = kept
+                    continue
+                try:
+                    paths[file.name] = download.fetch(
+                        file, spec.group, tmp / file.name, mirror=mirror, offline=offline,
+                        content_pinned=spec.array_sha256 is not None, **fetch_options)
+                except download.DownloadError as err:
+                    if problem:
+                        raise download.DownloadError(
+                            f"{err}\n(the kept copy {kept} failed its check ({problem}) and "
+                            "was deleted)") from None
+                    raise
+            yield paths
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
         for d in reversed(created):  # leave no empty directory behind either
             with contextlib.suppress(OSError):
                 d.rmdir()
 
 
-def _verified(path: Path, file) -> bool:
+def verified(path: Path, file) -> bool:
+    """Whether `path` matches the pin of `file` (no pin: True); a file that does not is
+    deleted."""
+    return not _check_kept(path, file)
+
+
+def _check_kept(path: Path, file) -> str:
+    """'' when `path` matches the pin of `file`; else delete it and say why."""
     try:
         download.verify_checksum(path, file.checksum, file.name)
-        return True
-    except ValueError:
-        return False
+        return ""
+    except ValueError as err:
+        path.unlink(missing_ok=True)
+        return str(err)
 
 
 def _keep_files(spec, paths: dict[str, Path], cache_dir: Path) -> None:
-    """Move freshly fetched files into `<cache>/downloads/<group>/` (atomic renames)."""
+    """Move freshly fetched files into `<cache>/downloads/<group>/` (atomic renames) and record
+    the sha256 of those without a pin in the download lock."""
     target = downloads_dir(cache_dir) / spec.group
-    for name, path in paths.items():
+    for file in spec.files:
+        path = paths[file.name]
         if path.parent != target:
             target.mkdir(parents=True, exist_ok=True)
-            os.replace(path, target / name)
+            os.replace(path, target / file.name)
+        if lock.pin_of(spec, file) == "none":
+            try:
+                lock.record(spec, file, download.checksum_of(target / file.name, "sha256"))
+            except OSError as err:
+                print(f"warning: could not record {spec.group}/{file.name} in the download "
+                      f"lock {lock.lock_path()} ({err}); it stays unpinned", file=sys.stderr)
 
 
 def paths(name: str, cache_dir: str | Path) -> tuple[Path, Path]:

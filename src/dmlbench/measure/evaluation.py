@@ -123,19 +123,23 @@ def dimension_sweep(Z_test: np.ndarray, Z_train: np.ndarray, y_train: np.ndarray
 
     Squared distances are accumulated one coordinate at a time, so the whole sweep costs about
     as much as R searches in one dimension; memory is one (chunk x n_train) block. Neighbours are
-    ordered by (distance, training index) and votes tie to the smallest label, as in `evaluate`.
+    ordered by (distance, training index) and votes tie to the smallest label, as in `evaluate`:
+    the squares are summed in coordinate order as `neighbours.paired_sq_distances` does, so at
+    r = R the lists are those of the full search, and no value depends on the chunk.
     """
     n_train, n_dims = Z_train.shape
     n_classes = int(max(y_train.max(), y_test.max())) + 1
     k_max = max(ks)
     correct = np.zeros((len(ks), n_dims))
-    step = chunk_rows(n_train, max_bytes // 2)
+    step = chunk_rows(n_train, max_bytes // 4)
     for start in range(0, Z_test.shape[0], step):
         q, truth = Z_test[start:start + step], y_test[start:start + step]
         D = np.zeros((q.shape[0], n_train))
+        dist = np.empty_like(D)
         for r in range(n_dims):
-            D += np.square(q[:, r, None] - Z_train[None, :, r])
-            ind = smallest_k(D, k_max)
+            diff = q[:, r, None] - Z_train[None, :, r]
+            D += diff * diff
+            ind = smallest_k(np.sqrt(D, out=dist), k_max)
             for a, k in enumerate(ks):
                 correct[a, r] += np.count_nonzero(knn_vote(y_train[ind[:, :k]], n_classes) == truth)
     return {k: (correct[a] / y_test.size).tolist() for a, k in enumerate(ks)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..measure.neighbours import euclidean_kneighbors
+from ..measure.neighbours import NON_FINITE_REMEDY, euclidean_kneighbors
 
 
 def check_training_data(X, y, min_classes: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -92,6 +92,17 @@ class KNeighborsMethod(BaseEstimator):
         """Numbers of the method's own evaluated on the test part (e.g. the NCA rule's
         accuracy); a list of numbers is a curve. Default: none."""
         return {}
+
+    def check_finite(self) -> None:
+        """`ValueError` when the fitted metric (`components_`) or embedding (`embedding_`) holds
+        NaN or inf: distances under it are not numbers, so nothing measured with it may become a
+        record (the job calls this after `fit`; the neighbour search checks what it is given)."""
+        for name in ("components_", "embedding_"):
+            value = getattr(self, name, None)
+            if value is not None and not np.all(np.isfinite(value)):
+                raise ValueError(f"{getattr(self, 'registry_name', type(self).__name__)}: the "
+                                 f"fitted {name} contains NaN or infinite values. "
+                                 f"{NON_FINITE_REMEDY}")
 
     def fit_info(self) -> dict:
         """Method-specific facts worth recording: chosen hyper-parameters, iterations, traces.

@@ -15,6 +15,9 @@ import numpy as np
 from .base import LinearMetric
 from .registry import register
 
+#: eigenvalues of a scaled scatter matrix below this fraction of its largest count as 0
+SCATTER_RTOL = 1e-10
+
 
 def _fit_metric_learn(name: str, learner, X, y):
     """Fit a metric-learn learner and return its `components_`; errors name the method."""
@@ -97,7 +100,16 @@ class RCA(LinearMetric):
         import metric_learn
 
         if self.chunk_size is None:
-            whiten = _fit_metric_learn("rca", metric_learn.RCA(), X, y)
+            # metric-learn inverts the within-class covariance and returns NaN (or, with another
+            # rounding, huge numbers) when it is singular: work in the directions the data vary
+            # in, and refuse a within-class covariance still singular there
+            basis = data_span(X)
+            Xs = X if basis is None else X @ basis
+            check_within_class_scatter(Xs, y, "rca", "leave classes with a single training "
+                                       "point out (`drop_classes_below`)")
+            whiten = _fit_metric_learn("rca", metric_learn.RCA(), Xs, y)
+            if basis is not None:
+                whiten = whiten @ basis.T
             if self.n_components is None or self.n_components >= whiten.shape[0]:
                 return whiten
             # metric-learn's low-rank branch mixes complex eigenvectors (NaN on wine, segment);
@@ -112,6 +124,25 @@ class RCA(LinearMetric):
             n_components=self.n_components, n_chunks=self.n_chunks, chunk_size=self.chunk_size,
             random_state=self.random_state)
         return _fit_metric_learn("rca", learner, X, y)
+
+
+def data_span(X: np.ndarray, rtol: float = SCATTER_RTOL) -> np.ndarray | None:
+    """D x r basis of the directions the (centred, unit-variance) training points vary in:
+    right singular vectors with squared singular value above `rtol` times the largest, mapped
+    back to the original features; None when that is every direction. Exact (or, after the
+    data's decimal rounding, nearly exact) linear dependencies between features, as in segment,
+    and constant features are left out: they carry no distance, and whitening would blow their
+    round-off up."""
+    Xc = X - X.mean(axis=0)
+    sd = Xc.std(axis=0)
+    varying = sd > 0
+    _, s, Vt = np.linalg.svd(Xc[:, varying] / sd[varying], full_matrices=False)
+    keep = s ** 2 > rtol * s[0] ** 2
+    if keep.sum() == X.shape[1]:
+        return None
+    basis = np.zeros((X.shape[1], int(keep.sum())))
+    basis[varying] = Vt[keep].T / sd[varying, None]
+    return basis
 
 
 @register("mmc")
@@ -187,16 +218,41 @@ class LDA(LinearMetric):
     def _learn_components(self, X, y):
         limit = min(np.unique(y).size - 1, X.shape[1])
         _check_n_components("lda", self.n_components, limit)
-        try:
-            scalings = lda_scalings(X, y, self.shrinkage)
-        except np.linalg.LinAlgError as err:
-            raise ValueError(
-                f"lda: the within-class scatter is singular ({err}); e.g. classes with a single "
-                "training point or collinear features. Set `shrinkage: auto` (or a number in "
-                "[0, 1]) for this method"
-            ) from err
+        if self.shrinkage is None:
+            check_within_class_scatter(X, y, "lda", "set `shrinkage: auto` (or a number in "
+                                       "[0, 1]) for this method")
         r = self.n_components or limit
-        return scalings[:, :r].T
+        return lda_scalings(X, y, self.shrinkage)[:, :r].T
+
+
+def check_within_class_scatter(X, y, name: str, remedy: str) -> None:
+    """`ValueError` naming `remedy` when the within-class scatter S_W is numerically singular.
+
+    S_W = (1/n) sum_i (x_i - mu_{y_i})(x_i - mu_{y_i})^T (scikit-learn's eigen solver, priors
+    n_c/n), scaled to unit diagonal so that the units of the features do not matter; its rank
+    counts the eigenvalues above `SCATTER_RTOL` times the largest. Full rank is needed by the
+    generalised eigenproblem (S_B, S_W); whether LAPACK happens to fail on a rank-deficient S_W
+    depends on the machine, so the rank is checked here instead.
+    """
+    labels, codes = np.unique(y, return_inverse=True)
+    means = np.stack([X[codes == c].mean(axis=0) for c in range(labels.size)])
+    centred = X - means[codes]
+    S = centred.T @ centred / X.shape[0]
+    diag = np.diag(S)
+    flat = np.flatnonzero(diag <= 0)
+    if flat.size:
+        raise ValueError(
+            f"{name}: the within-class scatter is singular: feature(s) {flat[:5].tolist()} are "
+            f"constant within every class; {remedy}, or drop those features")
+    scale = 1.0 / np.sqrt(diag)
+    eig = np.linalg.eigvalsh(S * scale[:, None] * scale[None, :])
+    rank = int(np.count_nonzero(eig > SCATTER_RTOL * eig[-1]))
+    if rank < X.shape[1]:
+        raise ValueError(
+            f"{name}: the within-class scatter is singular (rank {rank} of {X.shape[1]}: "
+            f"{X.shape[0]} training points in {labels.size} classes, collinear features or "
+            f"more features than points); {remedy}, or reduce the features first (e.g. a PCA "
+            "step in `preprocess`)")
 
 
 def lda_scalings(X, y, shrinkage=None) -> np.ndarray:

@@ -15,6 +15,11 @@ so d_q(y)^2 = sum_i g_i s_i^2 + g_perp (|v|^2 - |s|^2) with s = V^T v, v = y - x
 O(n d r), never a d x d matrix, and queries are processed in chunks whose n x r blocks stay
 under `neighbors.MAX_BLOCK_BYTES` (never n x n).
 
+Neighbours are ordered by (distance, training index) as in `dmlbench.measure.neighbours`: the
+fast block above only selects the candidates within its rounding band (`gqd_error`), whose
+distances are then recomputed with every sum in a fixed order, so a list does not depend on the
+chunk or on the other queries.
+
 Model selection (Abou-Moustafa 2017 sect. 5.2; 2007 sect. 3.2): for each k of `k_select`, the
 neighbourhood size m (and rank, rho, tau) minimising the leave-one-out k-NN error on the training
 part (each training point queried against the others, its neighbourhood excluding itself).
@@ -47,7 +52,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..measure.evaluation import knn_vote
-from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors, smallest_k
+from ..measure.neighbours import (
+    MAX_BLOCK_BYTES,
+    euclidean_kneighbors,
+    gamma,
+    nearest_within_band,
+)
 from ..solvers import mvce
 from .base import KNeighborsMethod, check_query, check_training_data
 from .registry import register
@@ -69,9 +79,31 @@ def default_m_grid(d: int, n: int, grid_size: int) -> list[int]:
     return [int(v) for v in values]
 
 
-def _sorted_by_distance_then_index(dist: np.ndarray, ind: np.ndarray):
-    order = np.lexsort((ind, dist), axis=1)
-    return np.take_along_axis(dist, order, axis=1), np.take_along_axis(ind, order, axis=1)
+def gqd_error(g: np.ndarray, g_perp: np.ndarray, d: int) -> np.ndarray:
+    """Per query, c with |d2 block - `_paired_gqd`| <= c (|x_q|^2 + |y|^2): the bound of
+    `dmlbench.measure.neighbours` for the GQD, both computations within (3r + 5) gamma_{d+3}
+    (sum g + g_perp) (|x_q| + |y|)^2 (r span directions of unit length), with a factor 2."""
+    r = g.shape[1]
+    return 32.0 * (r + 1) * gamma(d + 3) * (np.abs(g).sum(axis=1) + np.abs(g_perp))
+
+
+def _paired_gqd(X, qs, Vs, g, g_perp):
+    """exact(i, j): d_q(y)^2 of query i of `qs` and training point j, every sum taken in a fixed
+    order (coordinates, then span directions), so that the value depends on the pair only."""
+    def exact(i, j):
+        diff = X[j] - qs[i]
+        P = np.zeros((i.size, Vs.shape[2]))
+        total = np.zeros(i.size)
+        for c in range(diff.shape[1]):
+            P += diff[:, c, None] * Vs[i, c, :]
+            total += diff[:, c] * diff[:, c]
+        P *= P
+        span, weighted, gi = np.zeros(i.size), np.zeros(i.size), g[i]
+        for a in range(P.shape[1]):
+            span += P[:, a]
+            weighted += gi[:, a] * P[:, a]
+        return weighted + g_perp[i] * (total - span)
+    return exact
 
 
 class LocalMetric(KNeighborsMethod):
@@ -212,13 +244,10 @@ class LocalMetric(KNeighborsMethod):
                     d2 = np.einsum("br,brn->bn", g[sub], S2) + g_perp[sub, None] * rest
                     if exclude is not None:
                         d2[np.arange(d2.shape[0]), exclude[sl][sub]] = np.inf
-                    ind = smallest_k(d2, depth)
-                    diff = X[ind] - qs[:, None, :]
-                    P = diff @ Vs
-                    exact = (np.einsum("br,bkr->bk", g[sub], P ** 2) + g_perp[sub, None] *
-                             (np.einsum("bkd,bkd->bk", diff, diff) - np.einsum("bkr,bkr->bk", P, P)))
-                    # round-off can leave -1e-16 where the distance is 0: not a data value
-                    dist, ind = _sorted_by_distance_then_index(np.sqrt(np.maximum(exact, 0.0)), ind)
+                    dist, ind = nearest_within_band(
+                        d2, gqd_error(g[sub], g_perp[sub], d), np.einsum("bd,bd->b", qs, qs),
+                        self._x_sq, depth, _paired_gqd(X, qs, Vs, g[sub], g_perp[sub]),
+                        8 * (3 * d + 3 * r + 4))
                     glob = slice(start + s0, start + s0 + dist.shape[0])
                     out[c][0][glob], out[c][1][glob] = dist, ind
         return out

@@ -360,8 +360,9 @@ def _pca_whitened(X, y, d):
 def _lda_directions(X, y, d):
     """Eq. 3.16-3.17: the d leading generalised eigenvectors of (S_B, S_W), as scikit-learn's
     eigen solver orders them (the `lda` baseline's directions, continued past C - 1)."""
-    from .baselines import lda_scalings
+    from .baselines import check_within_class_scatter, lda_scalings
 
+    check_within_class_scatter(X, y, "init='lda'", "choose init 'pca' or 'random'")
     return lda_scalings(X, y)[:, :d].T
 
 

@@ -47,16 +47,24 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
     y_train, y_test = dataset.y[split.train], dataset.y[split.test]
     est, params = build_estimator(spec, index)
     timings: dict = {}
-    with PeakMemory(timings), threadpool_limits(limits=threads):
-        with stopwatch(timings, "preprocess"):
-            X_train, X_test, pre_info = preprocessing.fit_transform_rows(
-                spec["preprocess"], dataset.X, split.train, split.test)
-        with stopwatch(timings, "fit"):
-            est.fit(X_train, y_train)
-        metrics = evaluate(est, X_test, y_train, y_test, spec["k"], spec["hubness_k"], timings,
-                           progress=progress, k_selection=spec.get("k_selection", "none"),
-                           train_hubness=spec.get("train_hubness", False),
-                           sweep=spec.get("dimension_sweep", False))
+    try:
+        with PeakMemory(timings), threadpool_limits(limits=threads):
+            with stopwatch(timings, "preprocess"):
+                X_train, X_test, pre_info = preprocessing.fit_transform_rows(
+                    spec["preprocess"], dataset.X, split.train, split.test)
+            with stopwatch(timings, "fit"):
+                est.fit(X_train, y_train)
+            est.check_finite()
+            metrics = evaluate(est, X_test, y_train, y_test, spec["k"], spec["hubness_k"],
+                               timings, progress=progress,
+                               k_selection=spec.get("k_selection", "none"),
+                               train_hubness=spec.get("train_hubness", False),
+                               sweep=spec.get("dimension_sweep", False))
+    except ValueError as err:
+        name, label = spec["dataset"]["name"], spec["dataset"]["label"]
+        where = label if name == label else f"{label} ({name})"
+        raise ValueError(f"method '{spec['method']['label']}' on data set '{where}', split "
+                         f"{index}: {err}") from err
     key = records.job_key(spec["parent_key"], index)
     record = records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
                            threads)

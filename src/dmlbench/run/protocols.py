@@ -62,11 +62,22 @@ def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = N
     Every class needs at least two members (one per side); a `ValueError` names the data set and
     the class otherwise. Classes with fewer than `drop_classes_below` members are left out of
     every split (a documented choice per data set in the config); indices stay those of `y`.
+    At least two classes must remain: a `ValueError` names the data set and the class counts.
     """
     y = np.asarray(y)
     if drop_classes_below:
         classes, counts = np.unique(y, return_counts=True)
-        kept = np.flatnonzero(np.isin(y, classes[counts >= drop_classes_below]))
+        large = counts >= drop_classes_below
+        if large.sum() < 2:
+            sizes = ", ".join(f"{c}: {n}" for c, n in zip(classes.tolist(), counts.tolist()))
+            limit = int(np.sort(counts)[-2]) if counts.size >= 2 else None
+            hint = (f"drop_classes_below <= {limit} keeps two" if limit is not None
+                    else "this data set has a single class")
+            raise ValueError(
+                f"data set '{dataset}': drop_classes_below = {drop_classes_below} keeps "
+                f"{int(large.sum())} of its {classes.size} classes (samples per class: {sizes}); "
+                f"k-NN classification needs at least two ({hint})")
+        kept = np.flatnonzero(np.isin(y, classes[large]))
         if protocol.get("kind") == "given" and given is not None:
             given = {part: np.intersect1d(idx, kept) for part, idx in given.items()}
             return make_splits(y, protocol, seed, given=given, dataset=dataset)
@@ -83,6 +94,9 @@ def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = N
             )
         return [Split(0, np.sort(given["train"]), np.sort(given["test"]))]
     classes, counts = np.unique(y, return_counts=True)
+    if classes.size < 2:
+        raise ValueError(f"data set '{dataset}' has a single class ({classes.tolist()}): k-NN "
+                         "classification needs at least two")
     if counts.min() < 2:
         small = classes[counts < 2].tolist()
         raise ValueError(

@@ -1,0 +1,117 @@
+"""A job fails, naming the method, data set, split, cause and remedy, where its numbers would not
+mean anything; it never writes such numbers as a record."""
+
+import numpy as np
+import pytest
+
+from dmlbench import config, data
+from dmlbench.data.embedded import RawData
+from dmlbench.methods import REGISTRY, make
+from dmlbench.methods.base import LinearMetric
+from dmlbench.run import job, protocols
+
+
+def wide(n=50, d=200, seed=0):
+    """More features than points (the `gauss-d200-n50` case): every scatter matrix is singular."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    return rng.normal(size=(n, d)) + 3.0 * y[:, None] * (np.arange(d) == 0), y
+
+
+def singleton(seed=0):
+    """Four features and a class with one point, the only point where feature 3 is not 0 (the
+    ecoli case: within the chunklets of two or more points feature 3 never varies)."""
+    rng = np.random.default_rng(seed)
+    y = np.array([0] * 30 + [1] * 29 + [2])
+    X = rng.normal(size=(60, 4)) + y[:, None]
+    X[:, 3] = np.where(y == 2, 1.0, 0.0)
+    return X, y
+
+
+@pytest.mark.parametrize("case, message", [
+    (wide, r"rank 48 of 49: 50 training points in 2 classes"),
+    (singleton, r"feature\(s\) \[3\] are constant within every class"),
+])
+def test_rca_with_a_singular_within_class_covariance_names_the_remedy(case, message):
+    """metric-learn returns NaN here (or huge numbers, depending on the rounding of its
+    eigenvalues); the wrapper checks the rank itself."""
+    X, y = case()
+    with pytest.raises(ValueError, match=f"rca: the within-class scatter is singular.*{message}"
+                                         ".*drop_classes_below"):
+        make("rca").fit(X, y)
+
+
+def test_rca_leaves_out_directions_the_data_do_not_vary_in():
+    """Two features that are a linear combination of the others up to the data's decimal
+    rounding (as in segment): metric-learn whitens their round-off; here they are left out, so
+    the metric equals RCA on the independent features."""
+    X, y = singleton()
+    X, y = X[:59, :3], y[:59]
+    wider = np.column_stack([X, np.round(X[:, 0] + X[:, 1], 8), np.round(X[:, 2] - X[:, 0], 8)])
+    L = make("rca").fit(wider, y).components_
+    ref = make("rca").fit(X, y).components_
+    assert L.shape == (3, 5)
+    D = np.linalg.norm((wider[:, None] - wider[None]) @ L.T, axis=2)
+    R = np.linalg.norm((X[:, None] - X[None]) @ ref.T, axis=2)
+    np.testing.assert_allclose(D, R, rtol=1e-6, atol=1e-6 * R.max())
+
+
+class NaNMetric(LinearMetric):
+    """A global metric whose learning ended in NaN (what metric-learn's RCA returns on a
+    singular covariance), to check the rule for every method: such a fit never gets measured."""
+
+    registry_name = "nan_metric"
+
+    def _learn_components(self, X, y):
+        L = np.eye(X.shape[1])
+        L[0, 0] = np.nan
+        return L
+
+
+def test_a_non_finite_metric_is_refused_by_the_method_and_by_the_search():
+    X, y = singleton()
+    est = NaNMetric().fit(X, y)
+    with pytest.raises(ValueError, match="nan_metric: the fitted components_ contains NaN.*PCA "
+                                         "step.*drop_classes_below"):
+        est.check_finite()
+    with pytest.raises(ValueError, match="k-NN search: .* NaN.*drop_classes_below"):
+        est.kneighbors(X[:3], 3)
+    with pytest.raises(ValueError, match="k-NN search: .* NaN"):
+        est.train_kneighbors(3)
+
+
+def test_finite_fits_pass_the_check():
+    X, y = singleton()
+    for name in ("euclidean", "lmnn", "move_labeled", "rca"):
+        params = {"max_iter": 5, "min_iter": 1} if name == "lmnn" else {}
+        make(name, params).fit(X[:59], y[:59]).check_finite()
+
+
+def run_toy_job(tmp_path, monkeypatch, raw, method, **dataset_options):
+    n, d = raw.X.shape
+    spec = data.DatasetSpec("toy-job", "generator", n, d, np.unique(raw.y).size, lambda: raw,
+                            keep_constant_features=True)
+    monkeypatch.setitem(data.REGISTRY, "toy-job", spec)
+    cfg = config.check({"benchmark": "t", "data": {"cache": str(tmp_path)},
+                        "protocol": {"kind": "holdout", "repeats": 2, "train_fraction": 0.7},
+                        "datasets": {"toy-job": dataset_options or None},
+                        "methods": {method: None}})
+    ds = data.ensure("toy-job", tmp_path)
+    protocol = config.dataset_protocol(cfg, "toy-job")
+    splits = protocols.make_splits(ds.y, protocol, 0)
+    protocols.save_splits(config.split_path(cfg, "toy-job"), splits, protocol, 0,
+                          ds.meta["sha256"])
+    return job.run(config.job_spec(cfg, "toy-job", method, [0, 1]), progress=False)
+
+
+@pytest.mark.parametrize("method, cause", [
+    ("nan_metric", "nan_metric: the fitted components_ contains NaN"),
+    ("rca", "rca: the within-class scatter is singular"),
+])
+def test_a_job_with_a_non_finite_metric_fails_naming_method_data_set_and_split(
+        tmp_path, monkeypatch, method, cause):
+    monkeypatch.setitem(REGISTRY, "nan_metric", NaNMetric)
+    X, y = wide(n=50, d=200)
+    with pytest.raises(ValueError, match=f"method '{method}' on data set 'toy-job', split 0: "
+                                         f"{cause}.*drop_classes_below"):
+        run_toy_job(tmp_path, monkeypatch, RawData(X, y.astype(str)), method)
