@@ -39,6 +39,8 @@ import numpy as np
 
 #: entries of the chunk x N working arrays (each ~16 MB in float64)
 CHUNK_ENTRIES = 1 << 21
+#: entries of one block of the row-wise evaluation (4 MB: the passes over it stay in cache)
+BLOCK_ENTRIES = 1 << 19
 #: rows per strip of the symmetric evaluation
 STRIP_HEIGHT = 128
 
@@ -220,7 +222,7 @@ def _kernel(lay: _Layout, P: np.ndarray, col0: int = 0, own_shift: bool = False,
 def _class_sums(lay: _Layout, P: np.ndarray, K: np.ndarray) -> np.ndarray:
     q = np.zeros(P.size)
     for rows, cols in lay.segments(P):
-        q[rows] = K[rows, cols].sum(axis=1)
+        q[rows] = K[rows, cols] @ np.ones(cols.stop - cols.start)
     return q
 
 
@@ -254,14 +256,16 @@ def _by_rows(lay: _Layout, P: np.ndarray, step: int) -> tuple[float, np.ndarray]
     """f over the rows P and T = (C + C^T) [Z | 1] restricted to them, `step` rows at a time."""
     T = np.zeros_like(lay.V)
     f = 0.0
+    ones = np.ones(lay.n)
+    buf = np.empty((min(step, P.size), lay.n))
     for start in range(0, P.size, step):
         I = P[start:start + step]
-        K = _kernel(lay, I)
-        s = K.sum(axis=1)
+        K = _kernel(lay, I, out=buf[:I.size])
+        s = K @ ones
         bad = np.flatnonzero(_irregular(lay, s))
         if bad.size:  # rows far from the common shift: their own shift
             K[bad] = _kernel(lay, I[bad], own_shift=True)
-            s[bad] = K[bad].sum(axis=1)
+            s[bad] = K[bad] @ ones
         p = _class_sums(lay, I, K) / s
         f += float(p.sum())
         _coefficients(lay, I, K, p, s)
@@ -331,21 +335,21 @@ def objective(A, X, y, rows=None, reg=0.0, chunk_size: int | None = None):
     """NCA objective f = sum_{i in rows} p_i - reg ||A||^2 and its gradient (d x D).
 
     See the module docstring for the equations. `rows` (default all) are distinct indices of the
-    points whose p_i are summed, each against the whole set; `chunk_size` rows are processed at a
-    time (default: about 2M pair entries per chunk). With all rows and room for half the pairs
-    (chunk_size >= N / 2) the symmetric kernel is used (`_symmetric`).
+    points whose p_i are summed, each against the whole set. Memory is at most `chunk_size` x N
+    (default: about 2M entries): with all rows and room for half the pairs the upper triangle is
+    kept (`_symmetric`), otherwise rows go in blocks of `chunk_size` (default: 0.5M entries).
     """
     A, X, y = check_inputs(A, X, y)
     n = X.shape[0]
     Z = project(A, X)
-    step = chunk_size or default_chunk(n)
+    budget = chunk_size or default_chunk(n)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow: caught below
         lay = _Layout(Z, y)
-        if rows is None and 2 * step >= n:
+        if rows is None and 2 * budget >= n + STRIP_HEIGHT:
             f, T = _symmetric(lay, STRIP_HEIGHT)
         else:
             P = np.sort(lay.rank[np.arange(n) if rows is None else np.asarray(rows, np.intp)])
-            f, T = _by_rows(lay, P, step)
+            f, T = _by_rows(lay, P, chunk_size or max(1, BLOCK_ENTRIES // n))
         Y = T[:, lay.d:] * lay.Z - T[:, :lay.d]  # Y = diag(W 1) Z - W Z
         grad = 2.0 * (lay.unsort(Y).T @ X)
     if not (np.isfinite(f) and np.all(np.isfinite(grad))):
