@@ -192,14 +192,15 @@ class _Layout:
         out[self.order] = Y
         return out
 
-    def segments(self, P: np.ndarray, col0: int = 0):
+    def segments(self, P: np.ndarray, col0: int = 0) -> list[tuple[slice, slice]]:
         """(rows, columns) slices of the same-class part of block P x [col0, n), in the block's
         coordinates, one per class among the sorted positions P."""
-        first = np.searchsorted(self.codes[P], np.arange(self.bounds.size))
-        for c in np.flatnonzero(first[1:] > first[:-1]):
-            lo, hi = max(self.bounds[c], col0), self.bounds[c + 1]
-            if hi > lo:
-                yield slice(first[c], first[c + 1]), slice(lo - col0, hi - col0)
+        first = np.searchsorted(self.codes[P], np.arange(self.bounds.size)).tolist()
+        bounds = self.bounds.tolist()
+        return [(slice(first[c], first[c + 1]), slice(max(bounds[c], col0) - col0,
+                                                      bounds[c + 1] - col0))
+                for c in range(len(bounds) - 1)
+                if first[c + 1] > first[c] and bounds[c + 1] > max(bounds[c], col0)]
 
 
 def _kernel(lay: _Layout, P: np.ndarray, col0: int = 0, own_shift: bool = False,
@@ -286,21 +287,23 @@ def _symmetric(lay: _Layout, height: int) -> tuple[float, np.ndarray]:
     starts = range(0, n, height)
     sizes = [min(height, n - i) * (n - i) for i in starts]
     store = np.empty(sum(sizes))  # one allocation: the allocator keeps it for the next call
-    offsets = np.cumsum([0] + sizes)
-    strips = [_kernel(lay, np.arange(i, min(i + height, n)), col0=i,
-                      out=store[o:o + size].reshape(-1, n - i))
-              for i, o, size in zip(starts, offsets, sizes)]
+    offsets = np.cumsum([0] + sizes).tolist()
+    strips = []  # (first row, rows, kernel block, same-class segments)
+    for i, offset, size in zip(starts, offsets, sizes):
+        P = np.arange(i, min(i + height, n))
+        K = _kernel(lay, P, col0=i, out=store[offset:offset + size].reshape(P.size, n - i))
+        strips.append((i, P.size, K, lay.segments(P, col0=i)))
     ones = np.ones(n)
     s = np.zeros(n)
     q = np.zeros(n)
-    for i, K in zip(starts, strips):
-        m = K.shape[0]
+    for i, m, K, segments in strips:
         s[i:i + m] += K @ ones[i:]
         s[i + m:] += ones[:m] @ K[:, m:]
-        for rows, cols in lay.segments(np.arange(i, i + m), col0=i):
+        for rows, cols in segments:
             q[i + rows.start:i + rows.stop] += K[rows, cols] @ ones[cols]
             tail = slice(max(cols.start, m), cols.stop)
-            q[i + tail.start:i + tail.stop] += ones[rows] @ K[rows, tail]
+            if tail.stop > tail.start:
+                q[i + tail.start:i + tail.stop] += ones[rows] @ K[rows, tail]
     bad = np.flatnonzero(_irregular(lay, s))
     s[bad], q[bad] = 1.0, 0.0
     p = q / s
@@ -308,17 +311,16 @@ def _symmetric(lay: _Layout, height: int) -> tuple[float, np.ndarray]:
     a[bad], b[bad] = 0.0, 0.0
     T = np.zeros_like(lay.V)
     weight = np.empty((height, n))
-    for i, K in zip(starts, strips):
-        m = K.shape[0]
-        if bad.size:  # E_ik of two irregular rows may be inf: their terms come below
-            rows, cols = bad[(bad >= i) & (bad < i + m)], bad[bad >= i]
-            K[np.ix_(rows - i, cols - i)] = 0.0
+    for i, m, K, segments in strips:
+        rows = bad[(bad >= i) & (bad < i + m)]
+        if rows.size:  # E_ik of two irregular rows may be inf: their terms come below
+            K[np.ix_(rows - i, bad[bad >= i] - i)] = 0.0
         w = weight[:m, :n - i]
         np.copyto(w, a[None, i:])
         w += a[i:i + m, None]
-        for rows, cols in lay.segments(np.arange(i, i + m), col0=i):
-            np.add(b[i + rows.start:i + rows.stop, None], b[None, i + cols.start:i + cols.stop],
-                   out=w[rows, cols])
+        for r, cols in segments:
+            np.add(b[i + r.start:i + r.stop, None], b[None, i + cols.start:i + cols.stop],
+                   out=w[r, cols])
         K *= w
         T[i:i + m] += K @ lay.V[i:]
         T[i + m:] += K[:, m:].T @ lay.V[i:i + m]
