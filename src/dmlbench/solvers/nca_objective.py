@@ -370,8 +370,9 @@ def class_scores(Z: np.ndarray, y: np.ndarray, Zq: np.ndarray, n_classes: int,
     step = chunk_size or default_chunk(Z.shape[0])
     for start in range(0, Zq.shape[0], step):
         D2 = squared_distances(Zq[start:start + step], Z, sq)
-        D2 -= D2.min(axis=1, keepdims=True)
-        K = np.exp(-D2, out=D2)
+        np.subtract(D2.min(axis=1, keepdims=True), D2, out=D2)
+        np.maximum(D2, np.full((D2.shape[0], 1), EXP_FLOOR), out=D2)  # fast exp (EXP_FLOOR)
+        K = np.exp(D2, out=D2)
         S = K @ onehot
         out[start:start + step] = S / S.sum(axis=1, keepdims=True)
     return out
