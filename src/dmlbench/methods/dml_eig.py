@@ -122,7 +122,6 @@ class PairScatter:
                   + np.bincount(self.pairs[:, 1], w, minlength=self.n))
         return X.T @ (degree[:, None] * X) - X.T @ (adjacency @ X)
 
-
     def lengths(self, X: np.ndarray, block_entries: int = 1 << 21) -> np.ndarray:
         """||x_i - x_j||^2 of every pair from Gram blocks |x_i|^2 + |x_j|^2 - 2 x_i.x_j (rows of
         X in blocks of at most `block_entries` x n entries), clipped at 0."""

@@ -19,11 +19,12 @@ blocks with [Z | 1], O(N^2 d + N d D), never O(D^2 N^2) (eq. 3.4). How it is com
   then falls outside [exp(LOW), exp(HIGH)] (times N) is recomputed with its own shift L_i.
   Precision: a clamped term is below exp(-300) of its row's largest (exp(-700) with the own
   shift; scikit-learn's softmax keeps terms down to underflow, exp(-745)).
-- With every row and room for half the pairs (chunk_size >= N / 2), only the upper block
-  triangle of E is computed, in strips; W_ik = E_ik (a_i + a_k) is formed in place and the
-  products use the strips and their transposes: half the distances, exponentials and passes,
-  no transposition, memory N^2 / 2. Otherwise rows go in chunks of chunk_size: C of the chunk,
-  then C [Z | 1] and C^T [Z_chunk | 1], memory chunk x N.
+- With every row and room for half the pairs (chunk_size >= (N + STRIP_HEIGHT) / 2; by default
+  up to N ~ 2000), only the upper block triangle of E is computed, in strips of STRIP_HEIGHT
+  rows; W_ik = E_ik (a_i + a_k) is formed in place and the products use the strips and their
+  transposes: half the distances, exponentials and passes, no transposition, memory N^2 / 2.
+  Otherwise rows go in blocks (chunk_size rows, default BLOCK_ENTRIES / N): C of the block,
+  then C [Z | 1] and C^T [Z_block | 1], memory block x N.
 
 `rows` restricts the outer sum to some points against the whole set (stochastic learning,
 eq. 4.1-4.4); `reg` subtracts lambda ||A||_F^2 (eq. 3.22), or sum_r lambda_r ||A_r||^2 when it is
