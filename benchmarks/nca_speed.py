@@ -266,8 +266,13 @@ def scaling_part(quick: bool, max_gb: float) -> None:
     for n in sizes:
         pick = np.sort(np.random.default_rng(0).permutation(ds.y.size)[:n])
         X, y = X_all[pick], ds.y[pick]
-        ours = lambda: nca_objective.objective(A, X, y)  # noqa: E731
-        theirs = lambda: sk._loss_grad_lbfgs(A.ravel(), X, y[:, None] == y[None, :], -1.0)  # noqa: E731
+
+        def ours():
+            return nca_objective.objective(A, X, y)
+
+        def theirs():
+            return sk._loss_grad_lbfgs(A.ravel(), X, y[:, None] == y[None, :], -1.0)
+
         repeats = 3 if n <= 4000 else 1
         t_ours, m_ours = cpu_best(ours, repeats), _peak_mib(ours)
         line = f"  N = {n:5d}: dmlbench {t_ours:8.3f} s, {m_ours:6.1f} MiB | scikit-learn "
