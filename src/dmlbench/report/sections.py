@@ -114,14 +114,15 @@ def leaderboard(ctx: Context) -> Section:
     ranks = tables.mean_rank(ctx.parents)
     best = tables.best_per_row(ranks.T, higher_is_better=False).T
     text = tables.fmt(ranks, 2)
-    complete = {k: tables.values(ctx.parents, f"accuracy_k{k}_mean").dropna().shape[0]
+    complete = {k: tables.complete(tables.values(ctx.parents, f"accuracy_k{k}_mean")).shape[0]
                 for k in ctx.ks}
     footer = pd.DataFrame({f"k = {k}": [str(complete[k])] for k in ctx.ks},
                           index=["data sets ranked"])
     pvalues = {}
     for k in ctx.ks:
         try:
-            pvalues[f"k = {k}"] = f"{friedman(tables.values(ctx.parents, f'accuracy_k{k}_mean'))[1]:.3g}"
+            table = tables.complete(tables.values(ctx.parents, f"accuracy_k{k}_mean"))
+            pvalues[f"k = {k}"] = f"{friedman(table)[1]:.3g}"
         except ValueError:
             pvalues[f"k = {k}"] = "–"
     footer.loc["Friedman p"] = pd.Series(pvalues)
@@ -138,8 +139,9 @@ def accuracy(ctx: Context) -> Section:
     n_splits = tables.values(ctx.parents, "n_splits").max(axis=1).astype(int)
     _, methods = tables.order(ctx.parents)
     for k in ctx.ks:
-        text = tables.mean_std(ctx.parents, f"accuracy_k{k}", scale=100)
-        best = tables.best_per_row(tables.values(ctx.parents, f"accuracy_k{k}_mean"))
+        means = tables.values(ctx.parents, f"accuracy_k{k}_mean").dropna(axis=1, how="all")
+        text = tables.mean_std(ctx.parents, f"accuracy_k{k}", scale=100)[means.columns]
+        best = tables.best_per_row(means)
         text.insert(0, "splits", n_splits)
         sec.table(html_table(text, best, links), f"{k}-NN accuracy (%)",
                   export_table(ctx, text, f"accuracy_k{k}"))
@@ -173,9 +175,9 @@ def statistics(ctx: Context) -> Section | None:
                   "on one data set, whether two accuracies differ — its win/tie/loss counts are "
                   "over data sets.")
     for k in ctx.ks:
-        scores = tables.values(ctx.parents, f"accuracy_k{k}_mean").dropna(axis=0, how="any")
+        scores = tables.complete(tables.values(ctx.parents, f"accuracy_k{k}_mean"))
         n_methods, n_sets = scores.shape[1], scores.shape[0]
-        if n_sets < 2:
+        if n_sets < 2 or n_methods < 2:
             continue
         ranks = mean_ranks(scores)
         cd = nemenyi_cd(n_methods, n_sets)
@@ -211,6 +213,8 @@ def _test_sizes(ctx: Context) -> pd.DataFrame:
     kfold = frame["protocol"].fillna("").str.contains('"kfold"')
     folds = frame["protocol"].fillna("").str.extract(r'"folds": (\d+)')[0].astype(float)
     frame["n_z"] = np.where(kfold, per_repeat * folds, per_repeat)
+    given_folds = frame["protocol"].fillna("").str.contains('"given_folds"')  # one k-fold CV
+    frame["n_z"] = np.where(given_folds, frame["n_test_total"], frame["n_z"])
     return tables.values(frame, "n_z")
 
 
@@ -335,9 +339,11 @@ BUILDERS = [leaderboard, accuracy, average_error, statistics, hubness, cost, cos
 
 # method families' and studies' own sections (each in its own module, imported here after the
 # shared helpers: they import this module)
+from .bayesian import bayesian_section  # noqa: E402
 from .boost import boosting_section  # noqa: E402
 from .hubness_study import hubness_study  # noqa: E402
 from .local import local_metrics, mvce_check  # noqa: E402
 from .nca import section as nca_section  # noqa: E402
 
+BUILDERS.insert(BUILDERS.index(statistics) + 1, bayesian_section)
 BUILDERS += [hubness_study, mvce_check, local_metrics, boosting_section, nca_section]
