@@ -127,16 +127,19 @@ def test_sparse_pca_equals_dense_pca_of_the_centred_data():
 def _sklearn(steps, X_train, X_test):
     from sklearn.decomposition import PCA
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
     parts = [PCA(s["pca"], svd_solver="full") if isinstance(s, dict) else
+             MinMaxScaler() if s == "minmax" else
              StandardScaler(with_std=s == "zscore") for s in steps]
     pipe = make_pipeline(*parts)
     return pipe.fit_transform(X_train), pipe.transform(X_test), pipe
 
 
 @pytest.mark.parametrize("steps", [["zscore"], ["center"], ["zscore", {"pca": 3}],
-                                   [{"pca": 4}], ["center", {"pca": 0.9}, "zscore"]])
+                                   [{"pca": 4}], ["center", {"pca": 0.9}, "zscore"],
+                                   ["minmax"], ["minmax", {"pca": 3}], ["zscore", "minmax"],
+                                   ["minmax", "zscore"], [{"pca": 3}, "minmax"]])
 def test_streamed_steps_equal_scikit_learn(steps, monkeypatch):
     # chunks of 7 rows: the moments and the maps are accumulated over many chunks
     monkeypatch.setattr(preprocessing, "CHUNK_BYTES", 7 * 8 * X_TRAIN.shape[1])
@@ -167,3 +170,36 @@ def test_more_features_than_training_points_uses_the_svd():
     ref, ref_test, _ = _sklearn(["zscore", {"pca": 5}], X_train, X_test)
     np.testing.assert_allclose(np.abs(ours_test), np.abs(ref_test), atol=1e-9)
     assert info["d_out"] == 5
+
+
+def test_minmax_maps_the_training_range_to_the_unit_interval():
+    from sklearn.preprocessing import MinMaxScaler
+
+    Xtr, Xte, info = preprocessing.fit_transform(["minmax"], X_TRAIN, X_TEST)
+    np.testing.assert_allclose(Xtr.min(0), 0, atol=1e-15)
+    np.testing.assert_allclose(Xtr.max(0), 1, atol=1e-15)
+    lo, hi = X_TRAIN.min(0), X_TRAIN.max(0)
+    np.testing.assert_allclose(Xte, (X_TEST - lo) / (hi - lo), atol=1e-12)  # not clipped
+    assert Xte.min() < 0 and Xte.max() > 1 and info["d_out"] == 5
+    ref = MinMaxScaler().fit(X_TRAIN)
+    np.testing.assert_allclose(Xte, ref.transform(X_TEST), atol=1e-15)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_minmax_maps_a_feature_constant_on_the_training_part_to_zero(streamed):
+    from sklearn.preprocessing import MinMaxScaler
+
+    X_train = X_TRAIN.copy()
+    X_train[:, 2] = 4.2
+    if streamed:
+        X = np.concatenate([X_train, X_TEST])
+        ours, ours_test, _ = preprocessing.fit_transform_rows(["minmax"], X, np.arange(60),
+                                                              np.arange(60, 90))
+    else:
+        ours, ours_test, _ = preprocessing.fit_transform(["minmax"], X_train, X_TEST)
+    np.testing.assert_array_equal(ours[:, 2], 0.0)
+    # scikit-learn's rule: the range of a constant feature is taken as 1, so x -> x - min
+    np.testing.assert_allclose(ours_test[:, 2], X_TEST[:, 2] - 4.2, atol=1e-12)
+    ref = MinMaxScaler().fit(X_train)
+    np.testing.assert_allclose(ours, ref.transform(X_train), atol=1e-12)
+    np.testing.assert_allclose(ours_test, ref.transform(X_TEST), atol=1e-12)

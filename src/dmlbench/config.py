@@ -84,6 +84,11 @@ def check(config: dict) -> dict:
                               "give either train_fraction or train_size, not both")
         if protocol["kind"] == "kfold" and "folds" not in protocol:
             raise ConfigError(f"datasets.{label}.protocol", "kind kfold needs `folds`")
+        if (protocol["kind"] == "given_folds"
+                and not data_registry.get(name).extras.get("given_folds")):
+            raise ConfigError(f"datasets.{label}.protocol",
+                              f"kind given_folds needs a data set with published folds; '{name}' "
+                              "has none (the keel-* data sets have them)")
         if protocol["kind"] == "loo" and entry.get("drop_classes_below"):
             raise ConfigError(f"datasets.{label}.drop_classes_below",
                               "leave-one-out makes one split per sample of the whole data set; "
@@ -179,8 +184,9 @@ def jobs(config: dict) -> list[Job]:
 
     out = []
     for ds in config["datasets"]:
-        n = protocols.n_splits(dataset_protocol(config, ds),
-                               n_samples=data_registry.get(dataset_name(config, ds)).n)
+        spec = data_registry.get(dataset_name(config, ds))
+        n = protocols.n_splits(dataset_protocol(config, ds), n_samples=spec.n,
+                               n_folds=spec.extras.get("given_folds"))
         for m, entry in config["methods"].items():
             if "datasets" in entry and ds not in entry["datasets"]:
                 continue
@@ -214,7 +220,7 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         "preprocess": dataset_preprocess(config, dataset),
         "method": {"label": method, "name": m_entry.get("method", method),
                    "params": m_entry.get("params") or {}},
-        "k": list(config["k"]),
+        "k": list(m_entry.get("k", config["k"])),
         "hubness_k": int(config["hubness_k"]),
         "k_selection": config["k_selection"],
         "train_hubness": bool(config["train_hubness"]),
@@ -321,6 +327,11 @@ def job_resources(config: dict, job: Job) -> dict:
 def report_title(config: dict | None, experiment: str) -> str:
     """The report's title: the config's `report.title`, else "dmlbench: <benchmark>"."""
     return ((config or {}).get("report") or {}).get("title") or f"dmlbench: {experiment}"
+
+
+def report_rope(config: dict | None, default: float) -> float:
+    """The region of practical equivalence of the Bayesian comparisons (`report.rope`)."""
+    return float(((config or {}).get("report") or {}).get("rope", default))
 
 
 def description(config: dict | None) -> str:

@@ -4,7 +4,9 @@ the data set's given train/test split. Splits are index arrays, saved so that an
 A protocol is a dict from the config, e.g. ``{"kind": "holdout", "repeats": 4,
 "train_fraction": 0.7}``, ``{"kind": "kfold", "folds": 10}``, ``{"kind": "loo"}`` (N splits, each
 testing one sample on the N - 1 others; the gene-expression sets of Chang 2012) or
-``{"kind": "given"}``.
+``{"kind": "given"}``, or ``{"kind": "given_folds"}``: the data set's published cross-validation
+folds (e.g. KEEL's DOB-SCV files, `dmlbench.data.keel`), one split per fold, whose index arrays
+keep the order of the published files (the other protocols sort them).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedShuffleSplit
 
-KINDS = ("holdout", "kfold", "loo", "given")
+KINDS = ("holdout", "kfold", "loo", "given", "given_folds")
 
 
 @dataclass
@@ -30,8 +32,8 @@ class Split:
 def protocol_id(protocol: dict, seed: int) -> str:
     """A readable, unique file name for a protocol and seed, e.g. ``holdout-p0.7-r4-seed0``."""
     kind = protocol["kind"]
-    if kind == "given":
-        return "given"
+    if kind in ("given", "given_folds"):
+        return kind
     parts = [f"{_ABBREV.get(k, k)}{v}" for k, v in sorted(protocol.items()) if k != "kind"]
     return "-".join([kind, *parts, f"seed{seed}"])
 
@@ -39,9 +41,15 @@ def protocol_id(protocol: dict, seed: int) -> str:
 _ABBREV = {"repeats": "r", "train_fraction": "p", "folds": "k", "train_size": "n", "test_size": "t"}
 
 
-def n_splits(protocol: dict, n_samples: int | None = None) -> int:
-    """How many splits a protocol makes (leave-one-out: one per sample, so `n_samples`)."""
+def n_splits(protocol: dict, n_samples: int | None = None, n_folds: int | None = None) -> int:
+    """How many splits a protocol makes (leave-one-out: one per sample, so `n_samples`; given
+    folds: the data set's number of folds, `n_folds`)."""
     kind = protocol["kind"]
+    if kind == "given_folds":
+        if not n_folds:
+            raise ValueError("protocol given_folds needs a data set with published folds "
+                             "(n_folds is unknown)")
+        return int(n_folds)
     if kind == "loo":
         if n_samples is None:
             raise ValueError("protocol loo makes one split per sample: n_samples is needed")
@@ -56,15 +64,20 @@ def n_splits(protocol: dict, n_samples: int | None = None) -> int:
 
 
 def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = None,
-                dataset: str = "?", drop_classes_below: int = 0) -> list[Split]:
+                dataset: str = "?", drop_classes_below: int = 0,
+                given_folds: list | None = None) -> list[Split]:
     """The splits of labels `y` under `protocol`, deterministic in `seed`.
 
     Every class needs at least two members (one per side); a `ValueError` names the data set and
     the class otherwise. Classes with fewer than `drop_classes_below` members are left out of
     every split (a documented choice per data set in the config); indices stay those of `y`.
     At least two classes must remain: a `ValueError` names the data set and the class counts.
+    `given_folds` (the data set's published folds) is what protocol ``given_folds`` returns,
+    in the files' order.
     """
     y = np.asarray(y)
+    if protocol.get("kind") == "given_folds":
+        return _given_folds(y, given_folds, dataset, drop_classes_below)
     if drop_classes_below:
         classes, counts = np.unique(y, return_counts=True)
         large = counts >= drop_classes_below
@@ -118,6 +131,24 @@ def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = N
                                            random_state=seed)
     return [Split(i, np.sort(tr), np.sort(te))
             for i, (tr, te) in enumerate(splitter.split(X_dummy, y))]
+
+
+def _given_folds(y: np.ndarray, folds: list | None, dataset: str, drop_classes_below: int):
+    if not folds:
+        raise ValueError(f"protocol 'given_folds' needs a data set with published folds; "
+                         f"'{dataset}' has none (use kfold, or a keel-* data set)")
+    keep = np.ones(len(y), dtype=bool)
+    if drop_classes_below:
+        classes, counts = np.unique(y, return_counts=True)
+        keep = np.isin(y, classes[counts >= drop_classes_below])
+    out = []
+    for i, fold in enumerate(folds):
+        train, test = (np.asarray(fold[part], dtype=np.int64) for part in ("train", "test"))
+        if np.intersect1d(train, test).size or max(train.max(), test.max()) >= len(y):
+            raise ValueError(f"data set '{dataset}': given fold {i} has overlapping or "
+                             "out-of-range indices; rebuild the data set")
+        out.append(Split(i, train[keep[train]], test[keep[test]]))
+    return out
 
 
 def _holdout_sizes(protocol: dict, n: int, n_classes: int, dataset: str) -> dict:
