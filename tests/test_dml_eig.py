@@ -84,9 +84,9 @@ def test_mu_chosen_by_cross_validation():
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"mu": 0.0}, "mu must be a finite number > 0"),
-    ({"mu_grid": [1e-3, 0.0]}, "mu_grid must be a non-empty list of finite numbers > 0"),
-    ({"dissimilar": "some"}, "dissimilar must be 'all' or an integer"),
+    ({"mu": 0.0}, "mu must be a number > 0"),
+    ({"mu_grid": [1e-3, 0.0]}, "mu_grid must be a non-empty list \\(each item a number > 0\\)"),
+    ({"dissimilar": "some"}, "dissimilar must be 'all' or an integer >= 1"),
     ({"n_similar": 0}, "n_similar must be an integer >= 1"),
     ({"k_grid": [1]}, "k_grid needs mu_grid"),
 ])
