@@ -77,7 +77,8 @@ def test_every_parameter_of_every_method_has_a_constraint_its_default_meets(name
 
 
 def _cases():
-    return [(name, param) for name in sorted(REGISTRY) for param in REGISTRY[name].parameter_names()]
+    return [(name, param) for name in sorted(REGISTRY)
+            for param in REGISTRY[name].parameter_names()]
 
 
 @pytest.mark.parametrize("name, param", _cases())
@@ -106,7 +107,8 @@ def test_every_parameter_refuses_a_value_of_no_allowed_type(name, param):
     ("nca", {"anneal": 1}, "anneal", "true or false, got 1"),
     ("rmvem", {"m_grid": []}, "m_grid", "a non-empty list (each item an integer >= 2)"),
     ("minivenn", {"tau_grid": [0.1, 1.5]}, "tau_grid", "each item a number in (0, 1)"),
-    ("klhp", {"lam_grid": None}, "lam_grid", "a non-empty list (each item a number >= 0), got None"),
+    ("klhp", {"lam_grid": None}, "lam_grid",
+     "a non-empty list (each item a number >= 0), got None"),
     ("boostmdm", {"lam": None}, "lam", "a number > 0, got None"),
     ("nca", {"init": [[1, 2], [3]]}, "init", "or a 2-D array of numbers"),
     ("dml_eig", {"dissimilar": "some"}, "dissimilar", "'all' or an integer >= 1"),

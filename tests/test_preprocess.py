@@ -179,13 +179,15 @@ def test_output_dim_is_the_fitted_steps_output(steps, n, d):
     X = np.random.default_rng(n + d).normal(size=(n + 10, d))
     train, test = np.arange(n), np.arange(n, n + 10)
     Xtr, Xte, _ = preprocessing.fit_transform_rows(steps, X, train, test)
-    assert preprocessing.output_dim(steps, n, d) == (Xtr.shape[1], True) and Xte.shape[1] == Xtr.shape[1]
+    assert preprocessing.output_dim(steps, n, d) == (Xtr.shape[1], True)
+    assert Xte.shape[1] == Xtr.shape[1]
 
 
 def test_output_dim_of_a_variance_fraction_is_an_upper_bound():
     X = np.random.default_rng(0).normal(size=(40, 12)) * np.arange(1, 13)
     for n, q in ((40, 0.5), (40, 0.99), (8, 0.99)):
-        Xtr, _, _ = preprocessing.fit_transform_rows([{"pca": q}], X, np.arange(n), np.arange(n, 40))
+        Xtr, _, _ = preprocessing.fit_transform_rows([{"pca": q}], X, np.arange(n),
+                                                     np.arange(n, 40))
         bound, exact = preprocessing.output_dim([{"pca": q}], n, 12)
         assert not exact and Xtr.shape[1] <= bound == min(n, 12)
 

@@ -329,8 +329,8 @@ def gqd_gains(lam: np.ndarray, eps: np.ndarray, d: int, form: str, rank: int | N
 
 POSITIVE_INT = Interval(Integral, 1, None)
 #: constraints of the parameters every local metric has
-LOCAL = {"m": [Interval(Integral, 2, None), None], "m_grid": [Grid(Interval(Integral, 2, None)), None],
-         "grid_size": [POSITIVE_INT], "k_select": [Grid(POSITIVE_INT)],
+LOCAL = {"m": [Interval(Integral, 2, None), None],
+         "m_grid": [Grid(Interval(Integral, 2, None)), None], "grid_size": [POSITIVE_INT], "k_select": [Grid(POSITIVE_INT)],
          "eps": [Interval(Real, 0, None, closed="neither")], "eps_scale": [Options(EPS_SCALES)],
          "neighbourhood": [Options(NEIGHBOURHOODS)],
          "max_selection_queries": [POSITIVE_INT, None],
