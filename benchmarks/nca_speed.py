@@ -3,16 +3,21 @@
     python benchmarks/nca_speed.py            # full run (about an hour on a busy 2-core machine)
     python benchmarks/nca_speed.py --quick    # minutes: smaller magic subset, fewer repeats
 
-1. digits, PCA to 30 (1257 training points): one objective + gradient evaluation and a
-   50-iteration L-BFGS fit from the same initial A, dmlbench vs scikit-learn's
-   NeighborhoodComponentsAnalysis and metric-learn's NCA (ratios = their time / ours).
+1. digits (1257 training points of a stratified 70 % split, centred), full rank D = d = 30
+   (PCA) and D = d = 64 (all pixels): one objective + gradient evaluation against
+   scikit-learn's `NeighborhoodComponentsAnalysis._loss_grad_lbfgs` (agreement printed) and
+   metric-learn's; then L-BFGS from the same A_0 with the same settings (scipy's L-BFGS-B,
+   `maxiter` 50, tol 1e-12) driving each objective, and the estimators' own fits: time to reach
+   the lower of the final f(A)/N, read from each run's trace.
 2. magic (70/30 split, z-scored, d = 5): full NCA (conjugate gradients, RCA start) gives the
    reference test accuracy; each fast variant's iterates are replayed on the test set to find
    the time at which it first comes within one point of that accuracy (1-NN and NCA rule).
-3. Peak memory of one objective + gradient evaluation against N (tracemalloc, numpy arrays):
-   dmlbench's chunked evaluation vs scikit-learn's N x N one.
+3. Scaling: time and peak memory (tracemalloc) of one evaluation on magic subsets of N points
+   up to the whole set (19 020), D = d = 10, against scikit-learn until it would need more than
+   --max-gb (its peak grows as N^2, measured per pair at the smallest N).
 
-Every timing runs with one BLAS thread.
+Timings are CPU seconds of this process (one BLAS thread), which other load on a shared machine
+inflates far less than wall time; each is the best of several runs, ours and theirs in turns.
 """
 
 from __future__ import annotations
@@ -51,60 +56,127 @@ def split(name: str, steps: list, seed: int = 0, limit: int | None = None):
     return X_train, y[tr], X_test, y[te]
 
 
-def best_of(fn, repeats: int) -> float:
+def cpu_best(fn, repeats: int) -> float:
+    """Best CPU time of `repeats` consecutive calls (after one warm-up call), seconds."""
+    fn()
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return min(times)
+
+
+def digits_data():
+    """digits, stratified 70 % training part, centred: all 64 pixels and PCA to 30."""
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+    from sklearn.model_selection import train_test_split
+
+    digits = load_digits()
+    train, _ = train_test_split(np.arange(digits.target.size), train_size=0.7,
+                                stratify=digits.target, random_state=0)
+    X, y = digits.data[train], digits.target[train]
+    X = X - X.mean(axis=0)
+    return {30: PCA(30).fit_transform(X), 64: X}, y
+
+
+def lbfgs_trace(loss_grad, A0, max_iter: int):
+    """scipy's L-BFGS-B on -f from A0; (CPU time, f) after every evaluation."""
+    from scipy.optimize import minimize
+
+    trace, start = [], time.process_time()
+
+    def fun(a):
+        f, g = loss_grad(a)
+        trace.append((time.process_time() - start, f))
+        return -f, -g
+
+    minimize(fun, A0.ravel(), jac=True, method="L-BFGS-B", tol=1e-12,
+             options={"maxiter": max_iter})
+    return trace
+
+
+def time_to(trace, target: float) -> float:
+    return next(t for t, f in trace if f >= target)
 
 
 def digits_part(repeats: int) -> None:
     from metric_learn import NCA as MLNCA
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
-    X, y, _, _ = split("digits", ["center", {"pca": 30}])
-    A0 = np.random.default_rng(0).standard_normal((30, 30)) / np.sqrt(30)
+    Xs, y = digits_data()
+    n = y.size
     mask = y[:, None] == y[None, :]
     sk = NeighborhoodComponentsAnalysis()
     sk.n_iter_, sk.verbose = 1, 0
     ml = MLNCA()
     ml.n_iter_, ml.verbose = 1, 0
-    f_ours, _ = nca_objective.objective(A0, X, y)
-    f_sk = sk._loss_grad_lbfgs(A0.ravel(), X, mask, 1.0)[0]
-    f_ml = ml._loss_grad_lbfgs(A0.ravel(), X, mask, 1.0)[0]
-    print(f"\n[1] digits-PCA30: N = {len(y)} training points, D = d = 30; f(A0) = {f_ours:.6f} "
-          f"(scikit-learn {f_sk:.6f}, metric-learn {f_ml:.6f})")
-    t_ours = best_of(lambda: nca_objective.objective(A0, X, y), repeats)
-    t_sk = best_of(lambda: sk._loss_grad_lbfgs(A0.ravel(), X, mask, -1.0), repeats)
-    t_ml = best_of(lambda: ml._loss_grad_lbfgs(A0.ravel(), X, mask, -1.0), repeats)
-    print(f"  objective + gradient (best of {repeats}): dmlbench {t_ours * 1e3:.1f} ms | "
-          f"scikit-learn {t_sk * 1e3:.1f} ms ({t_sk / t_ours:.2f}x ours) | "
-          f"metric-learn {t_ml * 1e3:.1f} ms ({t_ml / t_ours:.2f}x ours)")
+    print(f"\n[1] digits: N = {n} training points, full rank")
+    for D, X in Xs.items():
+        A0 = np.random.default_rng(0).standard_normal((D, D)) / np.sqrt(D)
+        f, g = nca_objective.objective(A0, X, y)
+        f_sk, g_sk = sk._loss_grad_lbfgs(A0.ravel(), X, mask, 1.0)
+        print(f"  D = d = {D}: f(A0) = {f:.6f}; against scikit-learn: f {abs(f - f_sk) / f_sk:.1e}"
+              f", gradient {np.abs(g.ravel() - g_sk).max() / np.abs(g_sk).max():.1e} relative")
+        calls = {"dmlbench": lambda: nca_objective.objective(A0, X, y),
+                 "scikit-learn": lambda: sk._loss_grad_lbfgs(A0.ravel(), X, mask, -1.0),
+                 "metric-learn": lambda: ml._loss_grad_lbfgs(A0.ravel(), X, mask, -1.0)}
+        best = {name: min(cpu_best(fn, repeats) for _ in range(3 if name != "metric-learn" else 1))
+                for name, fn in calls.items()}
+        print(f"    objective + gradient: dmlbench {best['dmlbench'] * 1e3:.1f} ms | scikit-learn "
+              f"{best['scikit-learn'] * 1e3:.1f} ms ({best['scikit-learn'] / best['dmlbench']:.2f}x"
+              f" ours) | metric-learn {best['metric-learn'] * 1e3:.1f} ms "
+              f"({best['metric-learn'] / best['dmlbench']:.2f}x ours)")
 
-    fits = {
-        "dmlbench": lambda: make("nca", {"n_components": 30, "optimizer": "lbfgs", "init": A0,
-                                         "max_iter": 50, "tol": 1e-12}),
-        "scikit-learn": lambda: NeighborhoodComponentsAnalysis(n_components=30, init=A0,
-                                                               max_iter=50, tol=1e-12),
-        "metric-learn": lambda: MLNCA(n_components=30, init=A0, max_iter=50, tol=1e-12),
-    }
-    result = {}
-    for name, factory in fits.items():
-        est = factory()
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(X, y)
-        elapsed = time.perf_counter() - start
-        f_final = nca_objective.objective(est.components_, X, y)[0] / len(y)
-        result[name] = elapsed
-        print(f"  50-iteration L-BFGS fit: {name:12s} {elapsed:7.2f} s  "
-              f"(iterations {est.n_iter_}, final f(A)/N = {f_final:.4f})")
-    print(f"  fit ratios: scikit-learn / dmlbench = "
-          f"{result['scikit-learn'] / result['dmlbench']:.2f}, metric-learn / dmlbench = "
-          f"{result['metric-learn'] / result['dmlbench']:.2f}")
+        def ours(a):
+            f, g = nca_objective.objective(a.reshape(D, D), X, y)
+            return f / n, g.ravel() / n
+
+        def theirs(a):
+            f, g = sk._loss_grad_lbfgs(a, X, mask, 1.0)
+            return f / n, g / n
+
+        traces = {"dmlbench": lbfgs_trace(ours, A0, 50),
+                  "scikit-learn": lbfgs_trace(theirs, A0, 50)}
+        _report_fits("same L-BFGS-B driving each objective", traces)
+
+        fits = {
+            "dmlbench": make("nca", {"n_components": D, "optimizer": "lbfgs", "init": A0,
+                                     "max_iter": 50, "tol": 1e-12}),
+            "scikit-learn": NeighborhoodComponentsAnalysis(n_components=D, init=A0, max_iter=50,
+                                                           tol=1e-12),
+            "metric-learn": MLNCA(n_components=D, init=A0, max_iter=50, tol=1e-12),
+        }
+        traces = {}
+        for name, est in fits.items():
+            iterates = []
+            if name == "scikit-learn":
+                est.set_params(callback=lambda a, _: iterates.append(
+                    (time.process_time() - start, a.copy())))
+            start = time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X, y)
+            elapsed = time.process_time() - start
+            if name == "dmlbench":
+                iterates = [(t, A) for t, A in est.history_]
+            if not iterates:  # metric-learn: no trace, only the end point
+                iterates = [(elapsed, est.components_)]
+            traces[name] = [(t, nca_objective.objective(np.reshape(A, (-1, D)), X, y)[0] / n)
+                            for t, A in iterates]
+            traces[name][-1] = (elapsed, traces[name][-1][1])
+        _report_fits("the estimators' fits (50 iterations at most)", traces)
+
+
+def _report_fits(title: str, traces: dict) -> None:
+    target = min(trace[-1][1] for trace in traces.values())
+    reach = {name: time_to(trace, target) for name, trace in traces.items()}
+    cells = ", ".join(f"{name} {trace[-1][0]:.2f} s to f/N = {trace[-1][1]:.6f}"
+                      for name, trace in traces.items())
+    ratios = ", ".join(f"{name} {reach[name]:.2f} s ({reach[name] / reach['dmlbench']:.2f}x ours)"
+                       for name in traces)
+    print(f"    L-BFGS, {title}: {cells}\n      time to f/N = {target:.6f}: {ratios}")
 
 
 def _accuracy_over_time(est, X, y, X_test, y_test, max_points: int):
@@ -170,35 +242,59 @@ def magic_part(quick: bool) -> None:
         print(f"    {name:12s} 1-NN: {cells[0]:30s} NCA rule: {cells[1]}")
 
 
-def memory_part(quick: bool) -> None:
+def _peak_mib(fn) -> float:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def scaling_part(quick: bool, max_gb: float) -> None:
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
-    sizes = (1000, 2000, 4000) if quick else (1000, 2000, 4000, 8000)
-    print("\n[3] peak memory of one objective + gradient evaluation (tracemalloc), D = 10, d = 5")
-    rng = np.random.default_rng(0)
+    ds = data.build("magic")
+    X_all = (ds.X - ds.X.mean(axis=0)) / ds.X.std(axis=0)
+    sizes = (2000, 4000, 8000) if quick else (2000, 4000, 8000, 12000, 16000, ds.y.size)
+    print(f"\n[3] one objective + gradient evaluation on magic (z-scored, D = d = 10), N points "
+          f"(a random subset; {ds.y.size} = the whole set); peak memory by tracemalloc")
     sk = NeighborhoodComponentsAnalysis()
     sk.n_iter_, sk.verbose = 1, 0
+    A = np.random.default_rng(0).standard_normal((10, 10)) / np.sqrt(10)
+    per_pair = None
     for n in sizes:
-        X = rng.normal(size=(n, 10))
-        y = rng.integers(0, 2, n)
-        A = rng.normal(size=(5, 10)) / np.sqrt(10)
-        peaks = []
-        for fn in (lambda: nca_objective.objective(A, X, y),
-                   lambda: sk._loss_grad_lbfgs(A.ravel(), X, y[:, None] == y[None, :], -1.0)):
-            tracemalloc.start()
-            fn()
-            peaks.append(tracemalloc.get_traced_memory()[1] / 2**20)
-            tracemalloc.stop()
-        print(f"  N = {n:5d}: dmlbench {peaks[0]:8.1f} MiB | scikit-learn {peaks[1]:8.1f} MiB "
-              f"({peaks[1] / peaks[0]:.1f}x)")
+        pick = np.sort(np.random.default_rng(0).permutation(ds.y.size)[:n])
+        X, y = X_all[pick], ds.y[pick]
+
+        def ours():
+            return nca_objective.objective(A, X, y)
+
+        def theirs():
+            return sk._loss_grad_lbfgs(A.ravel(), X, y[:, None] == y[None, :], -1.0)
+
+        repeats = 3 if n <= 4000 else 1
+        t_ours, m_ours = cpu_best(ours, repeats), _peak_mib(ours)
+        line = f"  N = {n:5d}: dmlbench {t_ours:8.3f} s, {m_ours:6.1f} MiB | scikit-learn "
+        need_gb = None if per_pair is None else per_pair * n * n / 2**30
+        if need_gb is not None and need_gb > max_gb:
+            print(line + f"skipped, needs {need_gb:.1f} GB (> {max_gb:g} GB)", flush=True)
+            continue
+        m_sk = _peak_mib(theirs)
+        per_pair = per_pair or m_sk * 2**20 / n**2
+        t_sk = cpu_best(theirs, repeats)
+        print(line + f"{t_sk:8.3f} s, {m_sk:8.1f} MiB  ({t_sk / t_ours:.1f}x time, "
+              f"{m_sk / m_ours:.0f}x memory)", flush=True)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="minutes instead of an hour")
-    parser.add_argument("--parts", default="digits,magic,memory",
-                        help="comma-separated subset of digits,magic,memory")
+    parser.add_argument("--parts", default="digits,magic,scaling",
+                        help="comma-separated subset of digits,magic,scaling")
+    parser.add_argument("--max-gb", type=float, default=8.0,
+                        help="skip scikit-learn where its N x N arrays would need more memory")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
     print(f"nca_speed{' --quick' if args.quick else ''}: one BLAS thread")
@@ -207,8 +303,8 @@ def main(argv=None) -> None:
             digits_part(3 if args.quick else 10)
         if "magic" in parts:
             magic_part(args.quick)
-        if "memory" in parts:
-            memory_part(args.quick)
+        if "scaling" in parts:
+            scaling_part(args.quick, args.max_gb)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,20 @@ def test_splits_per_job_batches_splits():
     assert by_method == {"euclidean": [(0, 1, 2), (3,)], "lmnn": [(0,), (1,), (2,), (3,)]}
 
 
+def test_max_splits_runs_the_first_splits_of_a_method_only():
+    cfg = copy.deepcopy(GOOD)
+    cfg["methods"]["lmnn"]["max_splits"] = 2
+    cfg["methods"]["lmnn"]["splits_per_job"] = 1
+    jobs = check(cfg)
+    by_method = {m: sorted(s for j in config.jobs(jobs) if j.method == m and j.dataset == "iris"
+                           for s in j.splits) for m in ("euclidean", "lmnn")}
+    assert by_method == {"euclidean": [0, 1, 2, 3], "lmnn": [0, 1]}
+    # the same split gives the same record key with or without the cap
+    full = check(copy.deepcopy(GOOD))
+    assert (config.job_spec(jobs, "iris", "lmnn", [1])["parent_key"]
+            == config.job_spec(full, "iris", "lmnn", [1])["parent_key"])
+
+
 def test_parent_key_changes_with_method_params_only_for_that_method():
     a = check(copy.deepcopy(GOOD))
     changed = copy.deepcopy(GOOD)

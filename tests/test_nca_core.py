@@ -71,6 +71,81 @@ def test_chunked_equals_unchunked(chunk):
     np.testing.assert_allclose(gc, g, rtol=1e-11, atol=1e-13)
 
 
+def sklearn_loss_grad(A, X, y):
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+    sk = NeighborhoodComponentsAnalysis()
+    sk.n_iter_, sk.verbose = 1, 0
+    f, g = sk._loss_grad_lbfgs(A.ravel(), X, y[:, None] == y[None, :], 1.0)
+    return f, g.reshape(A.shape)
+
+
+@pytest.mark.parametrize("chunk", [None, 1000, 100, 37])
+def test_equals_scikit_learn_over_many_strips_and_blocks(chunk):
+    """400 points in 5 classes of unequal sizes (class ranges cross the 128-row strips of the
+    symmetric evaluation and the row blocks), full rank and low rank: scikit-learn's loss and
+    gradient to 1e-10."""
+    rng = np.random.default_rng(20)
+    y = rng.choice(5, size=400, p=[0.4, 0.3, 0.15, 0.1, 0.05])
+    X = rng.normal(size=(400, 6)) + 0.7 * y[:, None]
+    X -= X.mean(axis=0)
+    for A in (rng.normal(size=(6, 6)) / 2, rng.normal(size=(2, 6))):
+        f, g = nca_objective.objective(A, X, y, chunk_size=chunk)
+        f_sk, g_sk = sklearn_loss_grad(A, X, y)
+        assert f == pytest.approx(f_sk, rel=1e-10)
+        np.testing.assert_allclose(g, g_sk, rtol=0, atol=1e-10 * np.abs(g_sk).max())
+
+
+@pytest.mark.parametrize("chunk", [None, 16])
+def test_rows_far_from_the_common_shift_get_their_own(monkeypatch, chunk):
+    """Nearest-neighbour distances spread over far more than the window of one common shift
+    (duplicates at 0, a tight cluster, isolated points thousands away): those rows are
+    recomputed with their own shift (eq. 3.20) and the result is still scikit-learn's."""
+    rng = np.random.default_rng(21)
+    y = np.arange(120) % 3
+    X = rng.normal(size=(120, 3)) + y[:, None]
+    X[:10] = X[10]                             # duplicates: d^2 = 0
+    X[-6:] = rng.normal(size=(6, 3)) * 60.0    # isolated: d^2 in the thousands
+    X -= X.mean(axis=0)
+    own = []
+    real = nca_objective._kernel
+
+    def spy(lay, P, col0=0, own_shift=False, out=None):
+        if own_shift:
+            own.extend(P)
+        return real(lay, P, col0, own_shift, out)
+
+    monkeypatch.setattr(nca_objective, "_kernel", spy)
+    A = np.eye(3)
+    f, g = nca_objective.objective(A, X, y, chunk_size=chunk)
+    f_sk, g_sk = sklearn_loss_grad(A, X, y)
+    assert 0 < len(own) < 120
+    assert f == pytest.approx(f_sk, rel=1e-10)
+    np.testing.assert_allclose(g, g_sk, rtol=0, atol=1e-10 * np.abs(g_sk).max())
+
+
+def test_rows_restricted_equal_the_pair_sum_at_any_scale():
+    """Stochastic steps (`rows`) against the pair-by-pair eq. 3.5 with scikit-learn's softmax,
+    from a mild scale to one where most kernel values underflow."""
+    from scipy.special import softmax
+
+    X, y = data(n=60)
+    X = X - X.mean(axis=0)
+    rows = np.array([3, 17, 18, 40, 59])
+    for scale in (0.5, 3.0, 10.0):
+        A = scale * np.random.default_rng(22).normal(size=(2, 4))
+        Z = X @ A.T
+        d2 = np.sum((Z[:, None] - Z[None]) ** 2, axis=2) + np.diag(np.full(60, np.inf))
+        P = softmax(-d2, axis=1)
+        same = y[:, None] == y[None]
+        p = (P * same).sum(axis=1)
+        C = (p[:, None] - same) * P
+        grad = 2 * sum(np.einsum("k,ka,kb->ab", C[i], Z[i] - Z, X[i] - X) for i in rows)
+        f, g = nca_objective.objective(A, X, y, rows=rows)
+        assert f == pytest.approx(p[rows].sum(), rel=1e-12)
+        np.testing.assert_allclose(g, grad, rtol=0, atol=1e-9 * np.abs(grad).max())
+
+
 def test_log_sum_exp_gives_the_hard_nearest_neighbour_limit():
     """At a huge scale exp(-d^2) underflows for every pair; with eq. 3.20 p_i is 1 exactly when
     the nearest neighbour is of the same class (leave-one-out 1-NN)."""

@@ -35,13 +35,49 @@ VARIANT_PARAMS = {
 }
 
 
+def sklearn_f(A, X, y):
+    """f(A) / N by scikit-learn's NCA loss, the independent reference."""
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+    sk = NeighborhoodComponentsAnalysis()
+    sk.n_iter_, sk.verbose = 1, 0
+    return sk._loss_grad_lbfgs(np.ravel(A), X, y[:, None] == y[None, :], 1.0)[0] / y.size
+
+
+def compact_support_f(A, X, y):
+    """f_CS / N written from eq. 4.16-4.18: k_ij = (1 - d_ij^2)^2 inside the unit ball (c_d
+    cancels in the ratio), p_i = own-class share of k_i. (0 for an isolated point)."""
+    Z = X @ A.T
+    d2 = np.sum((Z[:, None] - Z[None]) ** 2, axis=2)
+    k = np.where(d2 < 1, (1 - d2) ** 2, 0.0)
+    np.fill_diagonal(k, 0.0)
+    total, own = k.sum(axis=1), (k * (y[:, None] == y[None])).sum(axis=1)
+    return float(np.mean(np.where(total > 0, own / np.where(total > 0, total, 1), 0.0)))
+
+
 @pytest.mark.parametrize("name", FAMILY)
 def test_each_variant_improves_its_objective_from_its_initialisation(name):
+    """Measured independently: scikit-learn's NCA loss on the points the metric is learnt from
+    (the compact-support variants also by eq. 4.16-4.18 written out), at the start and the end."""
     X, y = overlapping()
     est = make(name, {"n_components": 2, "init": "random", "random_state": 0,
                       **VARIANT_PARAMS[name]}).fit(X, y)
-    start = est.model_objective(est.init_components_)
-    assert est.model_objective() > start + 0.02
+    A0, A = est.init_components_, est.components_
+    X_fit, y_fit = est._fit_data
+    gain = sklearn_f(A, X_fit, y_fit) - sklearn_f(A0, X_fit, y_fit)
+    assert gain > 0.15  # NCA's own criterion improves for every variant
+    if name in ("nca", "nca_ss", "nca_mb", "nca_sl"):  # the exact Gaussian model
+        for B in (A0, A):
+            assert est.model_objective(B) == pytest.approx(sklearn_f(B, X_fit, y_fit), rel=1e-9)
+    elif name == "nca_sl_kd":  # within the k-d tree's bound: class sums within epsilon
+        eps = VARIANT_PARAMS[name]["epsilon_max"]
+        assert abs(est.model_objective() - sklearn_f(A, X_fit, y_fit)) <= 2 * eps / (1 - eps)
+    else:
+        assert est.model_objective() > est.model_objective(A0) + 0.15
+        if name == "nca_cs":
+            for B in (A0, A):
+                assert est.model_objective(B) == pytest.approx(compact_support_f(B, X_fit, y_fit),
+                                                               rel=1e-9)
     info = est.fit_info()
     assert info["n_iter"] >= 1 and len(info["objective"]) >= 1
     assert info["time_to_convergence_s"] >= 0 and 0 < info["visited_fraction"] <= 1
@@ -54,27 +90,63 @@ def test_compact_support_visits_only_pairs_inside_the_support():
 
 
 @pytest.mark.parametrize("optimizer", ["cg", "lbfgs", "bold_driver"])
-def test_full_batch_optimisers_reach_a_stationary_point(optimizer):
+def test_full_batch_optimisers_reach_the_regularised_optimum(optimizer):
+    """With reg = 1 the maximiser of f - ||A||^2 is finite; each optimiser reaches the one that
+    scipy's L-BFGS finds on scikit-learn's loss from the same start (independent objective,
+    gradient and optimiser), and the independent gradient vanishes there."""
+    from scipy.optimize import minimize
+
     X, y = overlapping()
-    est = make("nca", {"n_components": 2, "optimizer": optimizer, "max_iter": 300,
-                       "tol": 1e-7}).fit(X, y)
-    _, grad = nca_objective.objective(est.components_, X, y)
-    _, grad0 = nca_objective.objective(est.init_components_, X, y)
-    assert np.linalg.norm(grad) < 0.2 * np.linalg.norm(grad0)
+    est = make("nca", {"n_components": 2, "optimizer": optimizer, "max_iter": 1000, "tol": 1e-10,
+                       "reg": 1.0}).fit(X, y)
+    n = y.size
+
+    def f_and_grad(a):
+        from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+        sk = NeighborhoodComponentsAnalysis()
+        sk.n_iter_, sk.verbose = 1, 0
+        f, g = sk._loss_grad_lbfgs(a, X, y[:, None] == y[None, :], 1.0)
+        return f - a @ a, g - 2 * a
+
+    a0 = est.init_components_.ravel()
+    ref = minimize(lambda a: tuple(-v for v in f_and_grad(a)), a0, jac=True,
+                   method="L-BFGS-B", options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-10})
+    f, g = f_and_grad(est.components_.ravel())
+    assert f == pytest.approx(-ref.fun, rel=1e-7)
+    assert np.linalg.norm(g) < 1e-3 * np.linalg.norm(f_and_grad(a0)[1])
+    assert est.model_objective() == pytest.approx((f + est.components_.ravel() @
+                                                   est.components_.ravel()) / n, rel=1e-10)
 
 
 def test_initialisations():
+    """Section 3.3.2, each start by its defining property, computed independently."""
     X, y = overlapping(D=5)
-    whitened = make("nca", {"n_components": 3, "init": "pca"})._initial(
-        X, y, np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    whitened = make("nca", {"n_components": 3, "init": "pca"})._initial(X, y, rng)
     Z = (X - X.mean(axis=0)) @ whitened.T
     np.testing.assert_allclose(np.cov(Z.T, bias=True), np.eye(3), atol=1e-8)  # eq. 3.15
-    lda = make("nca", {"n_components": 4, "init": "lda"})._initial(X, y, np.random.default_rng(0))
-    assert lda.shape == (4, 5)  # past the C - 1 = 2 discriminant directions
-    for init in ("random", "rca", "identity"):
-        d = 5 if init == "identity" else 2
-        A0 = make("nca", {"n_components": d, "init": init})._initial(X, y, np.random.default_rng(0))
-        assert A0.shape == (d, 5) and np.all(np.isfinite(A0))
+    # LDA (eq. 3.16-3.17): generalised eigenvectors of (S_B, S_W), by decreasing eigenvalue,
+    # continued past the C - 1 = 2 discriminant directions
+    lda = make("nca", {"n_components": 4, "init": "lda"})._initial(X, y, rng)
+    assert lda.shape == (4, 5)
+    S_T = np.cov(X.T, bias=True)
+    S_W = sum(np.mean(y == c) * np.cov(X[y == c].T, bias=True) for c in range(3))
+    S_B = S_T - S_W
+    ratio = np.array([a @ S_B @ a / (a @ S_W @ a) for a in lda])
+    for a, lam in zip(lda, ratio):
+        np.testing.assert_allclose(S_B @ a, lam * S_W @ a, atol=1e-9 * np.linalg.norm(S_W @ a))
+    assert np.all(np.diff(ratio) <= 1e-12) and ratio[1] > 1e-3 > abs(ratio[2])
+    # RCA (whole-class chunklets): the within-class scatter becomes isotropic
+    rca = make("nca", {"n_components": 2, "init": "rca"})._initial(X, y, rng)
+    W = rca @ S_W @ rca.T
+    np.testing.assert_allclose(W, W[0, 0] * np.eye(2), atol=1e-9 * W[0, 0])
+    random = make("nca", {"n_components": 2, "init": "random"})._initial(
+        X, y, np.random.default_rng(7))
+    np.testing.assert_array_equal(random,
+                                  np.random.default_rng(7).standard_normal((2, 5)) / np.sqrt(5))
+    identity = make("nca", {"n_components": 5, "init": "identity"})._initial(X, y, rng)
+    np.testing.assert_array_equal(identity, np.eye(5))
 
 
 def test_early_stopping_returns_the_best_held_out_iterate():
@@ -122,12 +194,54 @@ def test_two_dimensional_metrics_keep_the_test_embedding():
     assert make("nca", {"n_components": 3, "max_iter": 5}).fit(X, y).artifacts(X, y) == {}
 
 
+def _batch_spread(Z, batches):
+    return np.mean([np.mean(np.sum((Z[b] - Z[b].mean(axis=0)) ** 2, axis=1)) for b in batches])
+
+
 @pytest.mark.parametrize("clustering", ["random", "fpc", "rpc"])
-def test_mini_batch_clusterings_run(clustering):
+def test_mini_batch_steps_are_algorithm_4_1(monkeypatch, clustering):
+    """Every epoch the batches partition the training set; with fpc / rpc they are compact in
+    the projected space of the epoch's start (tighter than random batches); each step adds
+    eta / (t + t0) times the NCA gradient of the batch alone (scikit-learn's)."""
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
     X, y = overlapping()
     est = make("nca_mb", {"n_components": 2, "batch_size": 30, "clustering": clustering,
                           "max_iter": 12, "validation_fraction": 0.0, "random_state": 0})
-    assert est.fit(X, y).fit_info()["n_iter"] == 12
+    steps, real_step = [], est._step
+
+    def spy(A, X_, y_, batch):
+        steps.append((A.copy(), np.array(batch)))
+        return real_step(A, X_, y_, batch)
+
+    monkeypatch.setattr(est, "_step", spy)
+    est.fit(X, y)
+    assert est.fit_info()["n_iter"] == 12 == len(steps)
+    sk = NeighborhoodComponentsAnalysis()
+    sk.n_iter_, sk.verbose = 1, 0
+    A_next = [A for A, _ in steps[1:]] + [est.components_]
+    for t, ((A, batch), after) in enumerate(zip(steps, A_next)):
+        Xb, yb = X[batch], y[batch]
+        _, g = sk._loss_grad_lbfgs(A.ravel(), Xb, yb[:, None] == yb[None, :], 1.0)
+        np.testing.assert_allclose(after, A + est.eta / (t + est.t0) * g.reshape(A.shape),
+                                   rtol=1e-10, atol=1e-12)
+    epochs, start = [], 0
+    while start < len(steps):  # batches of one epoch cover the 90 points once
+        size, batches = 0, []
+        while size < y.size:
+            batches.append(steps[start][1])
+            size += batches[-1].size
+            start += 1
+        assert sorted(np.concatenate(batches)) == list(range(y.size))
+        epochs.append(batches)
+    Z = X @ steps[0][0].T
+    spread = _batch_spread(Z, epochs[0])
+    random_spread = np.mean([_batch_spread(Z, np.array_split(np.random.default_rng(s).permutation(
+        y.size), len(epochs[0]))) for s in range(20)])
+    if clustering == "random":
+        assert spread > 0.7 * random_spread
+    else:
+        assert spread < 0.6 * random_spread
 
 
 # ---- bad input --------------------------------------------------------------------------------

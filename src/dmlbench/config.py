@@ -237,7 +237,9 @@ def splits_per_job(config: dict, method: str) -> int | None:
 def jobs(config: dict) -> list[Job]:
     """Every job of the benchmark. A job runs `splits_per_job` splits of one (data set, method)
     in one process (default: all of them), which saves the ~3 s interpreter start-up per split.
-    Leave-one-out has one split per sample: their number is the registry's n of the data set."""
+    Leave-one-out has one split per sample: their number is the registry's n of the data set.
+    A method's `max_splits` runs only the first splits of each data set (a slow method on a
+    protocol with many repeats); its parent run then aggregates that many."""
     from .data import registry as data_registry
 
     out = []
@@ -247,9 +249,10 @@ def jobs(config: dict) -> list[Job]:
         for m, entry in config["methods"].items():
             if "datasets" in entry and ds not in entry["datasets"]:
                 continue
-            size = splits_per_job(config, m) or n
-            for part, start in enumerate(range(0, n, size)):
-                out.append(Job(ds, m, part, tuple(range(start, min(start + size, n)))))
+            n_run = min(n, entry.get("max_splits", n))
+            size = splits_per_job(config, m) or n_run
+            for part, start in enumerate(range(0, n_run, size)):
+                out.append(Job(ds, m, part, tuple(range(start, min(start + size, n_run)))))
     return out
 
 

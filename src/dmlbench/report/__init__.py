@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import html
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -14,7 +12,7 @@ from .. import __version__
 from .. import config as dmlconfig
 from ..files import atomic_path, write_json
 from ..records import tracking
-from . import runs
+from . import runs, scoreboard
 from .base import Context
 from .sections import SECTIONS
 
@@ -47,19 +45,5 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
     with atomic_path(index) as tmp:
         tmp.write_text(page)
     if out_dir.parent.name == "reports":
-        write_overview(out_dir.parent)
+        scoreboard.write(out_dir.parent)
     return index
-
-
-def write_overview(reports_dir: Path) -> Path:
-    """reports/index.html: a link to every benchmark report under `reports_dir`."""
-    entries = sorted(p.parent.name for p in reports_dir.glob("*/index.html"))
-    items = "".join(f'<li><a href="{html.escape(quote(name))}/index.html">{html.escape(name)}</a></li>'
-                    for name in entries)
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dmlbench reports"
-            "</title></head><body style='font-family: sans-serif; margin: 2rem'>"
-            f"<h1>dmlbench reports</h1><ul>{items}</ul></body></html>\n")
-    path = reports_dir / "index.html"
-    with atomic_path(path) as tmp:
-        tmp.write_text(page)
-    return path

@@ -27,6 +27,28 @@ def published(table: str) -> pd.DataFrame:
                            na_values={"value": [""], "stderr": [""]})
 
 
+#: +1 when a larger value is better, -1 when smaller is better, 0 when neither (e.g. a chosen m)
+DIRECTION = {"accuracy_pct": 1, "train_score_pct": 1, "n10_skewness": -1, "train_time_s": -1,
+             "visited_points_pct": -1, "mopt": 0}
+def registry_name(paper: str, paper_name: str) -> str:
+    """Our registry's name of a paper's data set (`data.registry.PAPER_DATASET_NAMES`; else the
+    name in lower case)."""
+    from ..data.registry import PAPER_DATASET_NAMES
+
+    return PAPER_DATASET_NAMES.get(paper, {}).get(paper_name, str(paper_name).lower())
+
+
+def availability(paper: str, paper_name: str) -> str:
+    """'embedded' (in the package), 'download' (needs internet or a mirror) or 'not obtainable'
+    (no public source of the paper's version, or not registered)."""
+    from ..data import REGISTRY
+
+    spec = REGISTRY.get(registry_name(paper, paper_name))
+    if spec is None or not spec.available:
+        return "not obtainable"
+    return "embedded" if spec.embedded else "download"
+
+
 def _package_file(name: str):
     path = resources.files("dmlbench.report") / "paper_tables" / name
     if not path.is_file():
@@ -34,12 +56,18 @@ def _package_file(name: str):
     return path
 
 
-def claims(paper: str) -> list[str]:
-    """The paper's headline claims in plain words (`paper_tables/claims.yaml`)."""
+def all_claims() -> dict[str, list[dict]]:
+    """Every paper's headline claims (`paper_tables/claims.yaml`): per paper a list of {text,
+    paper (its evidence), benchmarks, check or why_not}."""
     import yaml
 
     with _package_file("claims.yaml").open() as fh:
-        return yaml.safe_load(fh)[paper]
+        return yaml.safe_load(fh)
+
+
+def claims(paper: str) -> list[str]:
+    """The paper's headline claims in plain words."""
+    return [claim["text"] for claim in all_claims()[paper]]
 
 
 def win_loss_counts(paper: str) -> pd.DataFrame:
@@ -76,6 +104,7 @@ def side_by_side(spec: dict, parents: pd.DataFrame) -> pd.DataFrame:
         bound = stderr if np.isfinite(stderr) else spec.get("tolerance", np.nan)
         diff = mean - float(cell["value"])
         rows.append({
+            "table": spec["table"], "metric": spec["metric"],
             "data set": cell["dataset"], "method": cell["method"], "setting": cell["setting"],
             "paper": float(cell["value"]), "paper ±": stderr, "ours": mean, "ours ±": std,
             "splits": int(ours.at[key, "n_splits"]) if found else 0,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import (
     boosting,
+    claims,
     cost,
     hubness,
     hubness_study,
@@ -28,6 +29,7 @@ SECTIONS = [
     cost.cost,
     cost.cost_accuracy,
     papers.paper_tables,
+    claims.claims_section,
     hubness_study.hubness_study,
     local_metrics.mvce_check,
     local_metrics.local_metrics,

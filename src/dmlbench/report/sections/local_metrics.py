@@ -13,9 +13,6 @@ from ...measure import statistics
 from .. import papers, runs, tables
 from ..base import Context, Section, export_table, html_table, save_figure
 
-#: the papers' data-set names -> our registry's, where they differ beyond letter case
-DATASET_NAMES = {"balance": "balance-scale", "newthyroid": "new-thyroid",
-                 "pageblocks": "page-blocks", "tictactoe": "tic-tac-toe", "spam": "spambase"}
 REFERENCES = ("rmvem", "minivenn")
 
 
@@ -165,7 +162,7 @@ def _published_counts(published: pd.DataFrame, reference: str, method: str) -> s
 
 def _paper_mopt() -> pd.DataFrame:
     table = papers.data_table("abou-moustafa-2007_table1")
-    table["dataset"] = [DATASET_NAMES.get(d.lower(), d.lower()) for d in table["dataset"]]
+    table["dataset"] = [papers.registry_name("abou-moustafa-2007", d) for d in table["dataset"]]
     table["k"] = table["setting"].str.removeprefix("k=").astype(int)
     return table.pivot(index="dataset", columns="k", values="value")
 

@@ -1,0 +1,164 @@
+"""The papers' headline claims, checked on a benchmark's runs.
+
+A claim (report/paper_tables/claims.yaml) is the paper's words, what the paper reports as its
+evidence, and a `check`: one of the kinds below with its parameters. Methods are named by their
+registered name (`method_name`), so every config label of that method is checked (e.g. the
+literal and the inverse RMVEM). A check returns a `Verdict`: 'held', 'not held', or 'not
+testable here' when the runs lack the methods or data sets it needs, with our evidence in
+numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import vocabulary as voc
+from ..measure.statistics import win_tie_loss
+from . import tables
+
+HELD, NOT_HELD, NOT_TESTABLE = "held", "not held", "not testable here"
+
+
+@dataclass
+class Verdict:
+    verdict: str
+    evidence: str
+
+
+def _labels(parents: pd.DataFrame, name: str) -> list[str]:
+    """Config labels of the registered method `name` among the runs."""
+    return sorted(parents.loc[parents["method_name"] == name, "method"].unique())
+
+
+def _pooled(splits: pd.DataFrame, ks: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(accuracy, test points) per (data set, k) x method, pooled over the splits."""
+    rows = []
+    for k in ks:
+        part = splits.assign(k=k, correct=splits[voc.accuracy(k)] * splits[voc.N_TEST],
+                             n=splits[voc.N_TEST])
+        rows.append(part.groupby(["dataset", "k", "method"])[["correct", "n"]].sum())
+    both = pd.concat(rows)
+    return (both["correct"] / both["n"]).unstack("method"), both["n"].unstack("method")
+
+
+def wins_over(parents, splits, ks, method: str, reference: str) -> Verdict:
+    """`method` is significantly more accurate than `reference` in more (data set, k) cases
+    than it is significantly less accurate (pooled z-test, 0.05; Abou-Moustafa 2017, 5.3)."""
+    methods, refs = _labels(parents, method), _labels(parents, reference)
+    if not methods or not refs:
+        return Verdict(NOT_TESTABLE, f"needs runs of {method} and {reference}")
+    acc, n = _pooled(splits, ks)
+    parts, held = [], True
+    for m in methods:
+        counts = win_tie_loss(acc[[m, refs[0]]], n[[m, refs[0]]], m).loc[refs[0]]
+        held &= counts["win"] > counts["loss"]
+        parts.append(f"{m}: {counts['win']} wins / {counts['tie']} ties / {counts['loss']} "
+                     f"losses of {counts.sum()} cases")
+    return Verdict(HELD if held else NOT_HELD, "; ".join(parts))
+
+
+def lowest_average_error(parents, splits, ks, method: str) -> Verdict:
+    """`method` has the lowest error averaged over the data sets on which every method ran, for
+    every k."""
+    labels = _labels(parents, method)
+    if not labels:
+        return Verdict(NOT_TESTABLE, f"needs runs of {method}")
+    avg = tables.average_error(parents, ks)
+    parts, held = [], True
+    for column in avg.columns:
+        best = avg[column].idxmin()
+        ok = avg.loc[labels, column].min() <= avg[column].min()
+        held &= bool(ok)
+        parts.append(f"{column}: lowest {best} {avg[column].min():.2f} %, "
+                     + ", ".join(f"{m} {avg.at[m, column]:.2f} %" for m in labels))
+    return Verdict(HELD if held else NOT_HELD, "; ".join(parts))
+
+
+def _compare_per_dataset(parents, metric: str, method: str, reference: str, lower: bool,
+                         except_at_most: int) -> Verdict:
+    methods, refs = _labels(parents, method), _labels(parents, reference)
+    if not methods or not refs or voc.mean(metric) not in parents:
+        return Verdict(NOT_TESTABLE, f"needs {metric} of {method} and {reference}")
+    values = tables.values(parents, voc.mean(metric))
+    parts, held = [], True
+    for m in methods:
+        both = values[[m, refs[0]]].dropna()
+        better = both[m] < both[refs[0]] if lower else both[m] > both[refs[0]]
+        held &= int((~better).sum()) <= except_at_most
+        worse = ", ".join(both.index[~better])
+        parts.append(f"{m}: {'lower' if lower else 'higher'} than {refs[0]} on "
+                     f"{int(better.sum())} of {len(both)} data sets"
+                     + (f" (not on {worse})" if worse else ""))
+    return Verdict(HELD if held else NOT_HELD, "; ".join(parts))
+
+
+def lower_on_every_dataset(parents, splits, ks, method: str, reference: str, metric: str,
+                           except_at_most: int = 0) -> Verdict:
+    """`metric` (e.g. N10 skewness) of `method` is lower than `reference`'s on every data set
+    (on all but `except_at_most`)."""
+    return _compare_per_dataset(parents, metric, method, reference, True, except_at_most)
+
+
+def higher_on_every_dataset(parents, splits, ks, method: str, reference: str, metric: str,
+                            except_at_most: int = 0) -> Verdict:
+    return _compare_per_dataset(parents, metric, method, reference, False, except_at_most)
+
+
+def rank_at_most(parents, splits, ks, method: str, rank: int, share: float,
+                 metric: str | None = None) -> Verdict:
+    """`method` ranks `rank` or better (1 = best, ties share the better rank) by `metric`
+    (default: the first k's accuracy) on at least `share` of the data sets it ran on."""
+    labels = _labels(parents, method)
+    metric = metric or voc.accuracy(ks[0])
+    if not labels or voc.mean(metric) not in parents:
+        return Verdict(NOT_TESTABLE, f"needs {metric} of {method}")
+    values = tables.values(parents, voc.mean(metric))
+    ranks = values.rank(axis=1, ascending=False, method="min")
+    parts, held = [], True
+    for m in labels:
+        ran = ranks[m].dropna()
+        good = int((ran <= rank).sum())
+        held &= good >= share * len(ran)
+        parts.append(f"{m}: rank <= {rank} on {good} of {len(ran)} data sets "
+                     f"({values.shape[1]} methods)")
+    return Verdict(HELD if held else NOT_HELD, "; ".join(parts))
+
+
+def reaches_reference_sooner(parents, splits, ks, methods: list[str], reference: str,
+                             tolerance: float, metric: str | None = None) -> Verdict:
+    """On every data set, some method of `methods` comes within `tolerance` (absolute, e.g.
+    0.01 accuracy) of `reference` by `metric` in less fit time."""
+    refs = _labels(parents, reference)
+    labels = [label for name in methods for label in _labels(parents, name)]
+    metric = metric or voc.accuracy(ks[0])
+    if not refs or not labels:
+        return Verdict(NOT_TESTABLE, f"needs runs of {reference} and of {', '.join(methods)}")
+    acc = tables.values(parents, voc.mean(metric))
+    fit = tables.values(parents, voc.mean(voc.wall_seconds("fit")))
+    ref = refs[0]
+    close = acc[labels].ge(acc[ref] - tolerance, axis=0) & fit[labels].lt(fit[ref], axis=0)
+    rows = acc[ref].dropna().index
+    per_set = close.loc[rows].any(axis=1)
+    parts = [f"{m}: within {tolerance:g} and faster on {int(close.loc[rows, m].sum())} of "
+             f"{len(rows)} data sets (median time ratio "
+             f"{np.nanmedian(fit.loc[rows, ref] / fit.loc[rows, m]):.1f}x)" for m in labels]
+    return Verdict(HELD if bool(per_set.all()) else NOT_HELD, "; ".join(parts))
+
+
+CHECKS = {f.__name__: f for f in (wins_over, lowest_average_error, lower_on_every_dataset,
+                                   higher_on_every_dataset, rank_at_most,
+                                   reaches_reference_sooner)}
+
+
+def check(claim: dict, parents: pd.DataFrame, splits: pd.DataFrame, ks: list[int]) -> Verdict:
+    """The verdict on one claim of claims.yaml (`not testable here` without a `check`)."""
+    spec = dict(claim.get("check") or {})
+    if not spec:
+        return Verdict(NOT_TESTABLE, claim.get("why_not", "no check defined"))
+    kind = spec.pop("kind")
+    if kind not in CHECKS:
+        raise ValueError(f"claims.yaml: unknown check kind {kind!r}; known: {sorted(CHECKS)}")
+    return CHECKS[kind](parents, splits, ks, **spec)

@@ -1,0 +1,132 @@
+"""The papers' claims and their checks (report/claims.py) on hand-made runs."""
+
+import inspect
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dmlbench.methods import REGISTRY
+from dmlbench.report import claims, papers
+
+
+def runs(values: dict[str, dict[str, float]], metric="accuracy_k1", fit=None):
+    """Parent runs from {method: {data set: value}} (method label = registered name)."""
+    rows = []
+    for method, per_set in values.items():
+        for ds, v in per_set.items():
+            rows.append({"dataset": ds, "method": method, "method_name": method,
+                         f"{metric}_mean": v, "error_k1_mean": 1 - v,
+                         "fit_wall_s_mean": (fit or {}).get(method, 1.0)})
+    return pd.DataFrame(rows)
+
+
+def test_lower_on_every_dataset_counts_exceptions():
+    p = runs({"a": {"x": 0.1, "y": 0.5}, "b": {"x": 0.2, "y": 0.4}}, metric="skewness_n10")
+    v = claims.lower_on_every_dataset(p, None, [1], "a", "b", "skewness_n10")
+    assert v.verdict == claims.NOT_HELD and "1 of 2" in v.evidence and "not on y" in v.evidence
+    v = claims.lower_on_every_dataset(p, None, [1], "a", "b", "skewness_n10", except_at_most=1)
+    assert v.verdict == claims.HELD
+
+
+def test_rank_at_most_uses_the_shared_better_rank_for_ties():
+    p = runs({"a": {"x": 0.9, "y": 0.7, "z": 0.5}, "b": {"x": 0.9, "y": 0.8, "z": 0.6},
+              "c": {"x": 0.1, "y": 0.9, "z": 0.7}})
+    # a: rank 1 (tie) on x, 3 on y, 3 on z -> best or second on 1 of 3
+    assert claims.rank_at_most(p, None, [1], "a", 2, 0.3).verdict == claims.HELD
+    assert claims.rank_at_most(p, None, [1], "a", 2, 0.5).verdict == claims.NOT_HELD
+
+
+def test_lowest_average_error_for_every_k():
+    p = runs({"a": {"x": 0.9, "y": 0.9}, "b": {"x": 0.85, "y": 0.86}})
+    p["accuracy_k3_mean"], p["error_k3_mean"] = [0.7, 0.7, 0.9, 0.9], [0.3, 0.3, 0.1, 0.1]
+    v = claims.lowest_average_error(p, None, [1, 3], "a")
+    assert v.verdict == claims.NOT_HELD and "k = 3" in v.evidence  # a wins at k = 1 only
+    assert claims.lowest_average_error(p, None, [1], "a").verdict == claims.HELD
+
+
+def test_wins_over_pools_splits_and_counts_z_tests():
+    splits = pd.DataFrame({"dataset": ["x"] * 4 + ["y"] * 4,
+                           "method": ["a", "b"] * 4, "method_name": ["a", "b"] * 4,
+                           "accuracy_k1": [0.99, 0.60, 0.99, 0.60, 0.80, 0.80, 0.80, 0.80],
+                           "n_test": [100] * 8})
+    parents = splits.drop_duplicates(["dataset", "method"])
+    v = claims.wins_over(parents, splits, [1], "a", "b")
+    assert v.verdict == claims.HELD and "1 wins / 1 ties / 0 losses of 2 cases" in v.evidence
+
+
+def test_reaches_reference_sooner_needs_some_variant_on_every_set():
+    p = runs({"nca": {"x": 0.90, "y": 0.90}, "fast": {"x": 0.895, "y": 0.85}},
+             fit={"nca": 10.0, "fast": 1.0})
+    v = claims.reaches_reference_sooner(p, None, [1], ["fast"], "nca", 0.01)
+    assert v.verdict == claims.NOT_HELD and "on 1 of 2 data sets" in v.evidence
+
+
+def test_a_claim_on_missing_methods_is_not_testable():
+    p = runs({"a": {"x": 0.5}})
+    claim = {"text": "t", "check": {"kind": "wins_over", "method": "a", "reference": "zzz"}}
+    assert claims.check(claim, p, p, [1]).verdict == claims.NOT_TESTABLE
+
+
+def test_every_claim_of_the_papers_is_well_formed():
+    for paper, items in papers.all_claims().items():
+        for claim in items:
+            assert claim["text"] and claim["paper"], paper
+            if "check" not in claim:
+                assert claim.get("why_not"), claim["text"]
+                continue
+            spec = dict(claim["check"])
+            fn = claims.CHECKS[spec.pop("kind")]
+            inspect.signature(fn).bind(None, None, [1], **spec)  # parameters exist
+            for key in ("method", "reference"):
+                if key in spec:
+                    assert spec[key] in REGISTRY, (claim["text"], spec[key])
+            for name in spec.get("methods", []):
+                assert name in REGISTRY, name
+            assert claim["benchmarks"], claim["text"]
+
+
+def test_an_unknown_check_kind_is_an_error():
+    with pytest.raises(ValueError, match="unknown check kind"):
+        claims.check({"check": {"kind": "nope"}}, pd.DataFrame(), pd.DataFrame(), [1])
+
+
+
+def test_scoreboard_counts_cells_and_lists_claims(tmp_path):
+    """Two reports compare cells of Shigeto's Table 3(a); the scoreboard counts each cell once
+    (the report with more splits), sorts the outcomes by the metric's direction, and puts the
+    cells nobody compared into not run / needs a download / not obtainable."""
+    from dmlbench.report import scoreboard
+
+    def report(name, rows, claims_rows=()):
+        folder = tmp_path / name
+        (folder / "tables").mkdir(parents=True)
+        (folder / "index.html").write_text("<html></html>")
+        pd.DataFrame(rows).to_csv(folder / "tables" / "paper_0_shigeto-2017_table3a.csv")
+        if claims_rows:
+            pd.DataFrame(claims_rows).to_csv(folder / "tables" / "claims.csv")
+
+    cell = {"table": "shigeto-2017_table3a", "metric": "accuracy_pct", "setting": "",
+            "paper ±": np.nan, "ours ±": 1.0}
+    report("a", [{**cell, "data set": "iris", "method": "original metric", "paper": 97.2, "ours": 97.8,
+                  "splits": 4, "difference": 0.6, "reproduced": True},
+                 {**cell, "data set": "wine", "method": "original metric", "paper": 98.1, "ours": 96.2,
+                  "splits": 4, "difference": -1.9, "reproduced": False}],
+           [{"paper": "shigeto-2017", "claim": "c", "paper's evidence": "e", "ours": "o",
+             "verdict": "held"}])
+    report("b", [{**cell, "data set": "wine", "method": "original metric", "paper": 98.1, "ours": 99.0,
+                  "splits": 2, "difference": 0.9, "reproduced": False}])
+    index = scoreboard.write(tmp_path)
+    counts = pd.read_csv(tmp_path / "scoreboard.csv", index_col=0).loc["shigeto-2017_table3a"]
+    published = papers.published("shigeto-2017_table3a")
+    assert counts["cells"] == len(published) and counts["compared"] == 2
+    assert (counts["within"], counts["outside, ours worse"], counts["outside, ours better"]) == (1, 1, 0)
+    # glass is obtainable as a download, the rest of the UCI table is embedded
+    assert counts["needs a download"] == (published["dataset"] == "glass").sum()
+    outcomes = ["within", "outside, ours better", "outside, ours worse",
+                "outside (no direction)", "no verdict"]
+    assert counts[outcomes].sum() == counts["compared"]
+    assert counts[["compared", "not run here", "needs a download", "not obtainable"]].sum() \
+        == counts["cells"]
+    page = index.read_text()
+    assert "a/index.html" in page and "b/index.html" in page and "held" in page
