@@ -63,7 +63,7 @@ class KNeighborsMethod(BaseEstimator):
 
     def __init_subclass__(cls, **kwargs):
         """Every `fit` a subclass defines first checks the parameters (`check_parameters`) and
-        the limits the training data set (`check_data_limits`): the declarations are the one
+        the limits the training data impose (`check_data_limits`): the declarations are the one
         source of these checks, at config time and at fit (as scikit-learn's `_fit_context`)."""
         super().__init_subclass__(**kwargs)
         fit = cls.__dict__.get("fit")
@@ -105,9 +105,9 @@ class KNeighborsMethod(BaseEstimator):
     def check_data_limits(cls, params: dict, n_train: int, d: int, n_classes: int) -> None:
         """`ParameterError` when `params` (all of them) cannot work on `n_train` training points
         with `d` features in `n_classes` classes, e.g. more components than features. At config
-        time the numbers are those of the data set, protocol and preprocessing, upper bounds
-        where these leave them open: only values no split can satisfy are refused. Default: no
-        limits."""
+        time the numbers are those of the split with the fewest training points (`config.
+        training_shape`; upper bounds where the config leaves them open), so a refusal means
+        that split would fail. Default: no limits."""
 
     def kneighbors(self, X, n_neighbors: int, progress: bool = False):
         """(dist, ind) of each query's `n_neighbors` nearest training points, sorted by
