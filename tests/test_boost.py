@@ -313,13 +313,13 @@ def test_mfa_matches_a_dense_reference():
                                     "leaves 5"),
     ("mfa", {"k1": 5}, "k1 = 5 exceeds the hits available"),
     ("mfa", {"k1": 2, "k2": 46}, "k2 must be an integer in \\[1, 45\\]"),
-    ("boostmdm", {"lam": 0}, "lam must be > 0"),
-    ("boostmdm_g", {"lam": -1.0}, "lam must be > 0"),
-    ("gi_relief", {"lam": 0.0}, "lam must be > 0"),
-    ("mfa", {"lam": 0}, "lam must be > 0"),
-    ("boostmdm_g", {"mu": -0.5}, "mu must be >= 0"),
-    ("boostmdm_g", {"mu_neighbor": 14}, "mu_neighbor must be in \\[1, 13\\]"),
-    ("boostmdm", {"max_boost_iter": 0}, "max_boost_iter must be None or a positive integer"),
+    ("boostmdm", {"lam": 0}, "lam must be a number > 0, got 0"),
+    ("boostmdm_g", {"lam": -1.0}, "lam must be a number > 0"),
+    ("gi_relief", {"lam": 0.0}, "lam must be a number > 0"),
+    ("mfa", {"lam": 0}, "lam must be a number > 0"),
+    ("boostmdm_g", {"mu": -0.5}, "mu must be a number >= 0 or None"),
+    ("boostmdm_g", {"mu_neighbor": 14}, "mu_neighbor = 14 exceeds the n_train - 1 = 13"),
+    ("boostmdm", {"max_boost_iter": 0}, "max_boost_iter must be an integer >= 1 or None"),
 ])
 def test_bad_parameters_are_clear_errors(name, params, message):
     y = np.array([0] * 5 + [1] * 9)  # smallest class 5 (4 hits), largest leaves 5 misses

@@ -203,3 +203,45 @@ def test_minmax_maps_a_feature_constant_on_the_training_part_to_zero(streamed):
     ref = MinMaxScaler().fit(X_train)
     np.testing.assert_allclose(ours, ref.transform(X_train), atol=1e-12)
     np.testing.assert_allclose(ours_test, ref.transform(X_TEST), atol=1e-12)
+
+
+@pytest.mark.parametrize("steps, n, d", [
+    ([], 40, 7), (["zscore", {"pca": 3}], 40, 7), ([{"pca": "all"}], 20, 50),
+    (["chang-2012-undersampled"], 60, 30), ([{"image_crop": 2}, {"gaussian_blur": 0.5}], 30, 64),
+    ([{"image_crop": 1}, {"pca": 5}], 30, 36), (["center", {"pca": 7}, "zscore"], 15, 9),
+])
+def test_output_dim_is_the_fitted_steps_output(steps, n, d):
+    """What config checks use before any job equals the features the fitted steps give."""
+    X = np.random.default_rng(n + d).normal(size=(n + 10, d))
+    train, test = np.arange(n), np.arange(n, n + 10)
+    Xtr, Xte, _ = preprocessing.fit_transform_rows(steps, X, train, test)
+    assert preprocessing.output_dim(steps, n, d) == (Xtr.shape[1], True)
+    assert Xte.shape[1] == Xtr.shape[1]
+
+
+def test_output_dim_of_a_variance_fraction_is_an_upper_bound():
+    X = np.random.default_rng(0).normal(size=(40, 12)) * np.arange(1, 13)
+    for n, q in ((40, 0.5), (40, 0.99), (8, 0.99)):
+        Xtr, _, _ = preprocessing.fit_transform_rows([{"pca": q}], X, np.arange(n),
+                                                     np.arange(n, 40))
+        bound, exact = preprocessing.output_dim([{"pca": q}], n, 12)
+        assert not exact and Xtr.shape[1] <= bound == min(n, 12)
+
+
+@pytest.mark.parametrize("steps, n, d, sparse, message", [
+    ([{"pca": 9}], 30, 8, False, r"min\(n, d\) = 8"),
+    ([{"pca": 30}], 30, 100, True, r"min\(n, d\) - 1 = 29"),
+    ([{"image_crop": 1}], 30, 10, False, "not a square number"),
+    ([{"image_crop": 2}], 30, 16, False, "leaves no pixel"),
+    ([], 30, 100, True, "the data set is sparse"),
+])
+def test_output_dim_raises_what_fitting_raises(steps, n, d, sparse, message):
+    with pytest.raises(ValueError, match=message):
+        preprocessing.output_dim(steps, n, d, sparse)
+    X = np.random.default_rng(0).normal(size=(n + 5, d))
+    if sparse:
+        import scipy.sparse as sp
+
+        X = sp.csr_matrix(X)
+    with pytest.raises(ValueError, match=message):
+        preprocessing.fit_transform_rows(steps, X, np.arange(n), np.arange(n, n + 5))

@@ -210,6 +210,10 @@ def _checked(spec, raw: RawData) -> Dataset:
                 notes=spec.notes, dmlbench_version=__version__)
     if spec.image_shape is not None:
         meta["image_shape"] = list(spec.image_shape)
+    given_train = None if raw.given_split is None else len(raw.given_split["train"])
+    if given_train != spec.given_train:
+        raise ValueError(f"data set '{name}': its own split has a training part of "
+                         f"{given_train} rows, the registry expects {spec.given_train}")
     if raw.given_split is not None:
         meta["_given_split"] = {k: np.asarray(v, dtype=np.int64) for k, v in raw.given_split.items()}
     if raw.given_folds is not None:

@@ -228,11 +228,7 @@ def _check_pca_sizes(pipeline: Pipeline, X_train) -> None:
                 if est.svd_solver == "arpack":
                     limit -= 1
                 if q > limit:
-                    raise ValueError(
-                        f"preprocess pca = {q} components, but the training part has only "
-                        f"{'min(n, d) - 1' if est.svd_solver == 'arpack' else 'min(n, d)'} = "
-                        f"{limit}; lower it or use a variance fraction"
-                    )
+                    raise _too_many_components(q, limit, est.svd_solver == "arpack")
             return
         elif isinstance(est, PCAAll):
             return
@@ -290,13 +286,46 @@ def _svd_flip_rows(components: np.ndarray) -> np.ndarray:
     return components * signs[:, None]
 
 
+def _too_many_components(q: int, limit: int, arpack: bool) -> ValueError:
+    return ValueError(f"preprocess pca = {q} components, but the training part has only "
+                      f"{'min(n, d) - 1' if arpack else 'min(n, d)'} = {limit}; lower it or "
+                      "use a variance fraction")
+
+
+def output_dim(steps: list, n_train: int, d: int, sparse: bool = False) -> tuple[int, bool]:
+    """(features after `steps`, exact?) for n_train training points of d features, without
+    data: exact for every step but ``{pca: fraction}``, which keeps at most min(n_train, d)
+    components (how many depends on the data). Raises the errors fitting would raise where
+    the sizes decide them: a PCA asking for more components than the training part has, an
+    image step on d that is not a square, a crop leaving no pixel, a sparse data set without
+    a leading ``{pca: q}``."""
+    expanded = expand(steps)
+    if sparse and not expanded:
+        raise ValueError("the data set is sparse: give it a preprocess starting with "
+                         "{pca: q}, e.g. the preset shigeto-2017-pca300")
+    exact = True
+    for i, step in enumerate(expanded):
+        name, est = _step(step, i, sparse and i == 0)
+        if isinstance(est, (ImageCrop, GaussianBlur)):  # shapes from the steps themselves
+            d = est.fit(np.zeros((1, d))).transform(np.zeros((1, d))).shape[1]
+        elif isinstance(est, PCAAll):
+            d = min(n_train - 1, d)
+        elif isinstance(est, PCA):
+            arpack = est.svd_solver == "arpack"
+            limit = min(n_train, d) - arpack
+            if isinstance(est.n_components, int):
+                if est.n_components > limit:
+                    raise _too_many_components(est.n_components, limit, arpack)
+                d = est.n_components
+            else:
+                d, exact = limit, False
+    return d, exact
+
+
 def _n_components(q, ratio: np.ndarray, limit: int) -> int:
     if isinstance(q, int):
         if q > limit:
-            raise ValueError(
-                f"preprocess pca = {q} components, but the training part has only "
-                f"min(n, d) = {limit}; lower it or use a variance fraction"
-            )
+            raise _too_many_components(q, limit, arpack=False)
         return q
     return int(np.searchsorted(np.cumsum(ratio), q, side="right") + 1)
 

@@ -12,6 +12,7 @@ keep the order of the published files (the other protocols sort them).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,17 +81,8 @@ def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = N
         return _given_folds(y, given_folds, dataset, drop_classes_below)
     if drop_classes_below:
         classes, counts = np.unique(y, return_counts=True)
-        large = counts >= drop_classes_below
-        if large.sum() < 2:
-            sizes = ", ".join(f"{c}: {n}" for c, n in zip(classes.tolist(), counts.tolist()))
-            limit = int(np.sort(counts)[-2]) if counts.size >= 2 else None
-            hint = (f"drop_classes_below <= {limit} keeps two" if limit is not None
-                    else "this data set has a single class")
-            raise ValueError(
-                f"data set '{dataset}': drop_classes_below = {drop_classes_below} keeps "
-                f"{int(large.sum())} of its {classes.size} classes (samples per class: {sizes}); "
-                f"k-NN classification needs at least two ({hint})")
-        kept = np.flatnonzero(np.isin(y, classes[large]))
+        kept_counts(dict(zip(classes.tolist(), counts.tolist())), drop_classes_below, dataset)
+        kept = np.flatnonzero(np.isin(y, classes[counts >= drop_classes_below]))
         if protocol.get("kind") == "given" and given is not None:
             given = {part: np.intersect1d(idx, kept) for part, idx in given.items()}
             return make_splits(y, protocol, seed, given=given, dataset=dataset)
@@ -107,15 +99,7 @@ def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = N
             )
         return [Split(0, np.sort(given["train"]), np.sort(given["test"]))]
     classes, counts = np.unique(y, return_counts=True)
-    if classes.size < 2:
-        raise ValueError(f"data set '{dataset}' has a single class ({classes.tolist()}): k-NN "
-                         "classification needs at least two")
-    if counts.min() < 2:
-        small = classes[counts < 2].tolist()
-        raise ValueError(
-            f"data set '{dataset}': classes {small} have fewer than 2 samples, so a stratified "
-            "split cannot put them on both sides; set `drop_classes_below: 2` for this data set"
-        )
+    check_stratifiable(dict(zip(classes.tolist(), counts.tolist())), dataset)
     if kind == "loo":
         everyone = np.arange(len(y))
         return [Split(i, np.delete(everyone, i), everyone[i:i + 1]) for i in range(len(y))]
@@ -124,9 +108,7 @@ def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = N
         size = _holdout_sizes(protocol, len(y), len(classes), dataset)
         splitter = StratifiedShuffleSplit(n_splits=n_splits(protocol), random_state=seed, **size)
     else:
-        folds = int(protocol["folds"])
-        if folds < 2 or folds > len(y):
-            raise ValueError(f"protocol.folds must be in [2, n = {len(y)}], got {folds}")
+        folds = _folds(protocol, len(y))
         splitter = RepeatedStratifiedKFold(n_splits=folds, n_repeats=int(protocol.get("repeats", 1)),
                                            random_state=seed)
     return [Split(i, np.sort(tr), np.sort(te))
@@ -149,6 +131,69 @@ def _given_folds(y: np.ndarray, folds: list | None, dataset: str, drop_classes_b
                              "out-of-range indices; rebuild the data set")
         out.append(Split(i, train[keep[train]], test[keep[test]]))
     return out
+
+
+def kept_counts(counts: dict, drop_classes_below: int, dataset: str = "?") -> dict:
+    """{class: samples} of the classes every split keeps: those with at least
+    `drop_classes_below` samples (all when 0). At least two must remain: a `ValueError` names
+    the data set and the class counts otherwise."""
+    kept = {c: n for c, n in counts.items() if n >= drop_classes_below}
+    if len(kept) < 2:
+        sizes = ", ".join(f"{c}: {n}" for c, n in counts.items())
+        ordered = sorted(counts.values())
+        hint = (f"drop_classes_below <= {ordered[-2]} keeps two" if len(ordered) >= 2
+                else "this data set has a single class")
+        raise ValueError(
+            f"data set '{dataset}': drop_classes_below = {drop_classes_below} keeps "
+            f"{len(kept)} of its {len(counts)} classes (samples per class: {sizes}); "
+            f"k-NN classification needs at least two ({hint})")
+    return kept
+
+
+def check_stratifiable(counts: dict, dataset: str = "?") -> None:
+    """A stratified split needs two classes and two samples of each (one per side)."""
+    if len(counts) < 2:
+        raise ValueError(f"data set '{dataset}' has a single class ({list(counts)}): k-NN "
+                         "classification needs at least two")
+    small = [c for c, n in counts.items() if n < 2]
+    if small:
+        raise ValueError(
+            f"data set '{dataset}': classes {small} have fewer than 2 samples, so a stratified "
+            "split cannot put them on both sides; set `drop_classes_below: 2` for this data set"
+        )
+
+
+def smallest_training_part(protocol: dict, n: int, n_classes: int,
+                           given_train: int | None = None, dataset: str = "?") -> int:
+    """The fewest training points a split of `protocol` has, for n samples in n_classes
+    classes (after any class filter), with the errors `make_splits` raises for impossible
+    sizes: holdout its `train_size` or round(train_fraction x n) (every split alike); k-fold
+    n - ceil(n / folds) (scikit-learn's StratifiedKFold gives test fold i ceil((n - i) / folds)
+    points, whatever the classes); leave-one-out n - 1; given: its training part
+    (`given_train`, None when the data set has no split of its own); given folds: at most
+    n - 1 (the published folds' sizes are not pinned, so this is an upper bound)."""
+    kind = protocol["kind"]
+    if kind == "given_folds":
+        return n - 1
+    if kind == "given":
+        if given_train is None:
+            raise ValueError(f"protocol 'given' needs a data set with its own train/test split; "
+                             f"'{dataset}' has none (use holdout or kfold)")
+        return int(given_train)
+    if kind == "loo":
+        return n - 1
+    if kind == "holdout":
+        return _holdout_sizes(protocol, n, n_classes, dataset)["train_size"]
+    if kind == "kfold":
+        return n - math.ceil(n / _folds(protocol, n))
+    raise ValueError(f"protocol.kind must be one of {KINDS}, got {kind!r}")
+
+
+def _folds(protocol: dict, n: int) -> int:
+    folds = int(protocol["folds"])
+    if folds < 2 or folds > n:
+        raise ValueError(f"protocol.folds must be in [2, n = {n}], got {folds}")
+    return folds
 
 
 def _holdout_sizes(protocol: dict, n: int, n_classes: int, dataset: str) -> dict:
