@@ -416,8 +416,9 @@ class MFA(LinearMetric):
         rows, cols, prow, pcol = [], [], [], []
         for label in labels:
             own, other = np.flatnonzero(y == label), np.flatnonzero(y != label)
-            _, ind = euclidean_kneighbors(Xr[own], Xr[own], self.k1, exclude_self=True)
-            rows.append(np.repeat(own, self.k1))
+            k1 = min(self.k1, own.size - 1)  # a small class: all its same-class pairs
+            _, ind = euclidean_kneighbors(Xr[own], Xr[own], k1, exclude_self=True)
+            rows.append(np.repeat(own, k1))
             cols.append(own[ind].ravel())
             k = min(self.k2, other.size)
             dist, ind = euclidean_kneighbors(Xr[own], Xr[other], k)
