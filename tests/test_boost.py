@@ -372,3 +372,22 @@ def test_mfa_joins_all_pairs_of_a_class_smaller_than_k1_plus_one():
     est = make("mfa", {"k1": 5, "k2": 4, "lam": 1e-6}).fit(X, y)
     np.testing.assert_allclose(np.abs(est.components_), np.abs(ref.T), rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(est.fit_info()["eigenvalues"], vals, rtol=1e-9)
+
+
+def test_a_first_base_metric_that_does_not_improve_the_bound_is_kept_alone():
+    """gamma_1 <= 0 (labels with no margin structure): the boosted fit keeps Q_1 alone, the same
+    metric as one boosting iteration (I-MFA), instead of failing; fit_info says so."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 4)), rng.integers(0, 3, 40)
+    boosted = make("boostmdm_k", {"k_h": 3, "k_m": 3}).fit(X, y)
+    info = boosted.fit_info()
+    assert info["first_gamma_nonpositive"] and info["gamma"][0] <= 0
+    assert info["n_boost_iter"] == 1
+    from dmlbench.solvers.margins import SetRule
+
+    Xc = X - X.mean(axis=0)
+    L = base_learner(Xc, y, np.full(40, 1 / 40), SetRule("nearest", 3, 3), 1e-8).L  # Q_1
+    ours, ref = dense_sq(boosted.transform(X)), dense_sq(X @ L)
+    np.testing.assert_allclose(ours / ours.max(), ref / ref.max(), rtol=1e-9, atol=1e-12)
+    assert "first_gamma_nonpositive" not in make("boostmdm_k", {"k_h": 3, "k_m": 3}).fit(
+        *blobs(5, n=40, d=4)).fit_info()

@@ -22,8 +22,10 @@ Choices the paper leaves open:
   weights: Q during the BaseLearner's E-steps, M_t for the bound B_G(M_t).
 - gamma_t = 1 (every sample with the same margin) would make alpha_t infinite; it is used as
   1 - 1e-12 and the fit records `gamma_capped`.
-- A fit that stops before its first metric (T = 0: Q_1 of rank 0 or gamma_1 <= 0) has no metric
-  to return and raises `ValueError`.
+- gamma_1 <= 0 (the first base metric does not improve the bound, e.g. on some Yeast splits):
+  the fit keeps that first base metric alone, i.e. the I-MFA / GI-RELIEF metric (the paper
+  reports every method on every data set); `fit_info()["first_gamma_nonpositive"]` says so. A
+  first base metric of rank 0 has no metric to return and raises `ValueError`.
 - Undersampled data (N - 1 < n): the training points are first expressed in the basis of their
   centred span (PCA to N - 1 dimensions keeping every component, section 3.2) and the result is
   mapped back (Omega L_T), as the paper does; this also keeps the eigenproblems N x N.
@@ -142,6 +144,7 @@ class BoostResult:
     potentials: list[float] = field(default_factory=list)
     stop_reason: str = ""
     gamma_capped: bool = False
+    first_gamma_nonpositive: bool = False
 
 
 def boost(X: np.ndarray, y: np.ndarray, rule: SetRule, lam: float, base_max_iter: int = 10,
@@ -172,12 +175,19 @@ def boost(X: np.ndarray, y: np.ndarray, rule: SetRule, lam: float, base_max_iter
         d = misses_q.f(Zq) - (hits_q if hits is None else hits).f(Zq)   # eq. 6
         eta = float(np.abs(d).max())
         gamma = float(w @ d) / eta if eta > 0 else 0.0                  # eq. 11
-        if gamma <= 0:
+        last = gamma <= 0
+        if last:
             out.stop_reason = f"gamma_{t} = {gamma:.3g} <= 0"
-            break
-        if gamma >= GAMMA_CAP:
-            gamma, out.gamma_capped = GAMMA_CAP, True
-        alpha = math.log((1 + gamma) / (1 - gamma)) / (2 * eta)         # eq. 10
+            if t > 1:
+                break
+            # the first base metric alone, as I-MFA / GI-RELIEF define it (one iteration); a
+            # single term's weight does not change any distance ranking
+            out.first_gamma_nonpositive = True
+            alpha = 1.0
+        else:
+            if gamma >= GAMMA_CAP:
+                gamma, out.gamma_capped = GAMMA_CAP, True
+            alpha = math.log((1 + gamma) / (1 - gamma)) / (2 * eta)     # eq. 10
         B = base.L if E is None else E @ base.L
         G = np.hstack([G, math.sqrt(alpha) * B])                        # M_t = G G^T, eq. 3
         Z = X @ G
@@ -193,6 +203,8 @@ def boost(X: np.ndarray, y: np.ndarray, rule: SetRule, lam: float, base_max_iter
         if mu is not None:
             out.mus.append(mu)
         m = X_null.shape[1]
+        if last:
+            break
         if rank == m:
             out.stop_reason = f"M_{t} has full rank"
             break
@@ -261,6 +273,8 @@ class _Boosting(LinearMetric):
         }
         if r.mus:
             info["mu"] = r.mus
+        if r.first_gamma_nonpositive:  # only then, so other fits keep their records
+            info["first_gamma_nonpositive"] = True
         if self.reduced_dim_ is not None:
             info["reduced_dim"] = self.reduced_dim_
         return info
