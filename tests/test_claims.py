@@ -137,4 +137,4 @@ def test_a_tie_counts_only_when_the_claim_is_not_strict():
     assert claims.higher_on_every_dataset(p, None, [1], "a", "b", "accuracy_k1").verdict \
         == claims.NOT_HELD
     v = claims.higher_on_every_dataset(p, None, [1], "a", "b", "accuracy_k1", strict=False)
-    assert v.verdict == claims.HELD and "at least as b on 2 of 2" in v.evidence
+    assert v.verdict == claims.HELD and "at least as high as b on 2 of 2" in v.evidence

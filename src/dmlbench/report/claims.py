@@ -90,9 +90,9 @@ def _compare_per_dataset(parents, metric: str, method: str, reference: str, lowe
         better = diff > 0 if strict else diff >= 0
         held &= int((~better).sum()) <= except_at_most
         worse = ", ".join(both.index[~better])
-        word = ("lower" if lower else "higher") if strict else (
-            "at most" if lower else "at least")
-        parts.append(f"{m}: {word} {'than' if strict else 'as'} {refs[0]} on "
+        word = (("lower than" if lower else "higher than") if strict else
+                ("at most as high as" if lower else "at least as high as"))
+        parts.append(f"{m}: {word} {refs[0]} on "
                      f"{int(better.sum())} of {len(both)} data sets"
                      + (f" (not on {worse})" if worse else ""))
     return Verdict(HELD if held else NOT_HELD, "; ".join(parts))
