@@ -433,9 +433,8 @@ def test_a_job_runs_on_a_sparse_data_set_through_sparse_pca(tmp_path, monkeypatc
     monkeypatch.setitem(data.REGISTRY, "toy-sparse", spec)
     cfg = config.check({"benchmark": "t", "data": {"cache": str(tmp_path)},
                         "protocol": {"kind": "holdout", "repeats": 1, "train_fraction": 0.7},
-                        "datasets": {"toy-sparse": {"preprocess": ["shigeto-2017-pca300"]}},
+                        "datasets": {"toy-sparse": {"preprocess": [{"pca": 5}, "center"]}},
                         "methods": {"euclidean": None}})
-    cfg["datasets"]["toy-sparse"]["preprocess"] = [{"pca": 5}, "center"]
     ds = data.ensure("toy-sparse", tmp_path)
     protocol = config.dataset_protocol(cfg, "toy-sparse")
     splits = protocols.make_splits(ds.y, protocol, 0)
@@ -444,3 +443,18 @@ def test_a_job_runs_on_a_sparse_data_set_through_sparse_pca(tmp_path, monkeypatc
     (record,) = job.run(config.job_spec(cfg, "toy-sparse", "euclidean", [0]), progress=False)
     assert record["preprocess"]["d_in"] == 200 and record["preprocess"]["d_out"] == 5
     assert record["metrics"]["accuracy_k1"] > 0.8
+
+
+def test_given_split_sizes_are_pinned_and_checked(monkeypatch):
+    """`given_train` (what config checks read before any job) is the training part's size."""
+    for name in ("monks-1", "monks-2", "monks-3"):
+        assert len(data.build(name).given_split["train"]) == data.REGISTRY[name].given_train
+    spec = data.REGISTRY["monks-1"]
+    monkeypatch.setitem(data.REGISTRY, "monks-1", type(spec)(**{**spec.__dict__,
+                                                                "given_train": 125}))
+    with pytest.raises(ValueError, match="training part of 124 rows, the registry expects 125"):
+        data.build("monks-1")
+    spec = data.REGISTRY["iris"]
+    monkeypatch.setitem(data.REGISTRY, "iris", type(spec)(**{**spec.__dict__, "given_train": 100}))
+    with pytest.raises(ValueError, match="training part of None rows, the registry expects 100"):
+        data.build("iris")

@@ -12,7 +12,12 @@ from tqdm.auto import tqdm
 
 from .. import data, records
 from ..files import write_npz
-from ..measure.evaluation import PeakMemory, evaluate, stopwatch
+from ..measure.evaluation import (
+    PeakMemory,
+    evaluate,
+    neighbour_depths,  # noqa: F401  (for config, which imports run)
+    stopwatch,
+)
 from ..methods import registry as method_registry
 from . import preprocessing, protocols
 

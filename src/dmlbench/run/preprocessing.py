@@ -4,6 +4,11 @@ Steps, in the config's order (a list; empty means raw features):
 - ``center``: subtract the training mean;
 - ``zscore``: subtract the training mean, divide by the training standard deviation (a feature
   constant on the training part is only centred, as scikit-learn's StandardScaler does);
+- ``minmax``: map each feature's training range [min, max] to [0, 1], x -> (x - min) / (max -
+  min), as scikit-learn's MinMaxScaler (Suarez et al. 2021 scale every fold so). A feature
+  constant on the training part (range below 10 machine epsilons) gets range 1, as in
+  scikit-learn: it maps to 0 on the training part and to x - min on the test part. Test values
+  are not clipped to [0, 1];
 - ``{pca: q}``: PCA fitted on the training part; an integer q keeps q components, a float in
   (0, 1) keeps the fewest components explaining that fraction of the variance, ``all`` keeps
   every component of non-zero variance, min(n_train - 1, d) (Chang 2012's PCA to N - 1);
@@ -16,11 +21,13 @@ Steps, in the config's order (a list; empty means raw features):
 Sparse data (document sets) must start with ``{pca: q}`` (integer q): PCA then runs on the sparse
 matrix with implicit centring (ARPACK), so the dense centred matrix is never formed.
 
-Streaming (`fit_transform_rows`, what jobs call). When every step is ``center``, ``zscore`` or
-``{pca: q}`` with a number q, each step is affine and is fitted from the training mean and
-(co)variance of the representation before it, which follow in closed form from the raw training
-moments. These are accumulated over chunks of training rows read straight from the data set (two
-passes: mean, then the scatter of centred rows), and the maps are applied chunk by chunk, so
+Streaming (`fit_transform_rows`, what jobs call). When every step is ``center``, ``zscore``,
+``minmax`` (not after a PCA) or ``{pca: q}`` with a number q, each step is affine and is fitted
+from the training mean, (co)variance and range of the representation before it, which follow in
+closed form from the raw training moments and range (per-feature scalings with positive factors
+keep each feature's minimum and maximum points). These are accumulated over chunks of training
+rows read straight from the data set (two passes: mean and range, then the scatter of centred
+rows), and the maps are applied chunk by chunk, so
 memory holds the data set, the outputs (n x d_out) and, with PCA, the d x d covariance, never a
 copy of the training part or an n x d SVD. PCA is the eigendecomposition of that covariance;
 component signs follow scikit-learn's rule (each component's largest absolute loading is
@@ -38,7 +45,7 @@ from scipy.ndimage import gaussian_filter
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 #: size of one chunk of rows read from the data set when streaming
 CHUNK_BYTES = 32 * 2**20
@@ -155,6 +162,8 @@ def _step(step, position: int, sparse: bool):
         return "center", StandardScaler(with_std=False)
     if step == "zscore":
         return "zscore", StandardScaler()
+    if step == "minmax":
+        return "minmax", MinMaxScaler()
     if isinstance(step, dict) and len(step) == 1:
         (key, value), = step.items()
         if key == "pca":
@@ -170,7 +179,8 @@ def _step(step, position: int, sparse: bool):
                                  f"width in pixels, got {value!r}")
             return "gaussian_blur", GaussianBlur(float(value), position)
     raise ValueError(
-        f"preprocess[{position}] = {step!r} is not a step; use 'center', 'zscore', {{pca: q}}, "
+        f"preprocess[{position}] = {step!r} is not a step; use 'center', 'zscore', 'minmax', "
+        "{{pca: q}}, "
         f"{{image_crop: b}}, {{gaussian_blur: sigma}} or a preset ({', '.join(PRESETS)})"
     )
 
@@ -218,11 +228,7 @@ def _check_pca_sizes(pipeline: Pipeline, X_train) -> None:
                 if est.svd_solver == "arpack":
                     limit -= 1
                 if q > limit:
-                    raise ValueError(
-                        f"preprocess pca = {q} components, but the training part has only "
-                        f"{'min(n, d) - 1' if est.svd_solver == 'arpack' else 'min(n, d)'} = "
-                        f"{limit}; lower it or use a variance fraction"
-                    )
+                    raise _too_many_components(q, limit, est.svd_solver == "arpack")
             return
         elif isinstance(est, PCAAll):
             return
@@ -232,6 +238,15 @@ def _chunks(n: int, d: int):
     step = max(1, CHUNK_BYTES // (8 * max(1, d)))
     for start in range(0, n, step):
         yield slice(start, start + step)
+
+
+def training_range(X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature minimum and maximum of `X[rows]`, over chunks of rows."""
+    lo, hi = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
+    for part in _chunks(rows.size, X.shape[1]):
+        chunk = X[rows[part]]
+        lo, hi = np.minimum(lo, chunk.min(axis=0)), np.maximum(hi, chunk.max(axis=0))
+    return lo, hi
 
 
 def training_moments(X: np.ndarray, rows: np.ndarray, covariance: bool):
@@ -251,6 +266,13 @@ def training_moments(X: np.ndarray, rows: np.ndarray, covariance: bool):
     return mean, scatter / n, None
 
 
+def _minmax_range(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """max - min, with 1 where it is below 10 machine epsilons (scikit-learn's
+    `_handle_zeros_in_scale`, which MinMaxScaler applies)."""
+    span = hi - lo
+    return np.where(span < 10 * np.finfo(np.float64).eps, 1.0, span)
+
+
 def _is_constant(var: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
     """Features whose variance is within round-off of 0 (scikit-learn's StandardScaler test)."""
     eps = np.finfo(np.float64).eps
@@ -264,13 +286,46 @@ def _svd_flip_rows(components: np.ndarray) -> np.ndarray:
     return components * signs[:, None]
 
 
+def _too_many_components(q: int, limit: int, arpack: bool) -> ValueError:
+    return ValueError(f"preprocess pca = {q} components, but the training part has only "
+                      f"{'min(n, d) - 1' if arpack else 'min(n, d)'} = {limit}; lower it or "
+                      "use a variance fraction")
+
+
+def output_dim(steps: list, n_train: int, d: int, sparse: bool = False) -> tuple[int, bool]:
+    """(features after `steps`, exact?) for n_train training points of d features, without
+    data: exact for every step but ``{pca: fraction}``, which keeps at most min(n_train, d)
+    components (how many depends on the data). Raises the errors fitting would raise where
+    the sizes decide them: a PCA asking for more components than the training part has, an
+    image step on d that is not a square, a crop leaving no pixel, a sparse data set without
+    a leading ``{pca: q}``."""
+    expanded = expand(steps)
+    if sparse and not expanded:
+        raise ValueError("the data set is sparse: give it a preprocess starting with "
+                         "{pca: q}, e.g. the preset shigeto-2017-pca300")
+    exact = True
+    for i, step in enumerate(expanded):
+        name, est = _step(step, i, sparse and i == 0)
+        if isinstance(est, (ImageCrop, GaussianBlur)):  # shapes from the steps themselves
+            d = est.fit(np.zeros((1, d))).transform(np.zeros((1, d))).shape[1]
+        elif isinstance(est, PCAAll):
+            d = min(n_train - 1, d)
+        elif isinstance(est, PCA):
+            arpack = est.svd_solver == "arpack"
+            limit = min(n_train, d) - arpack
+            if isinstance(est.n_components, int):
+                if est.n_components > limit:
+                    raise _too_many_components(est.n_components, limit, arpack)
+                d = est.n_components
+            else:
+                d, exact = limit, False
+    return d, exact
+
+
 def _n_components(q, ratio: np.ndarray, limit: int) -> int:
     if isinstance(q, int):
         if q > limit:
-            raise ValueError(
-                f"preprocess pca = {q} components, but the training part has only "
-                f"min(n, d) = {limit}; lower it or use a variance fraction"
-            )
+            raise _too_many_components(q, limit, arpack=False)
         return q
     return int(np.searchsorted(np.cumsum(ratio), q, side="right") + 1)
 
@@ -281,9 +336,22 @@ def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
     checked = [_streamable(s) for s in steps]
     n, d = rows.size, X.shape[1]
     mean, var, cov = training_moments(X, rows, covariance=any(k == "pca" for k, _ in checked))
+    lo = hi = None
+    if any(k == "minmax" for k, _ in checked):
+        lo, hi = training_range(X, rows)
     chain: list = []
     info: dict = {"d_in": int(d)}
     for kind, q in checked:
+        if kind == "minmax":  # x * s + b with s = 1 / range, b = -min * s, as MinMaxScaler
+            if lo is None:
+                raise ValueError("minmax after a PCA cannot be streamed")  # _streamable's rule
+            scale = 1.0 / _minmax_range(lo, hi)
+            shift = -lo * scale
+            chain.append(("scale", scale, shift))
+            mean, var = mean * scale + shift, var * scale**2
+            cov = None if cov is None else cov * np.outer(scale, scale)
+            lo, hi = lo * scale + shift, hi * scale + shift
+            continue
         if kind in ("center", "zscore"):
             scale = np.ones_like(mean)
             if kind == "zscore":
@@ -291,6 +359,8 @@ def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
             chain.append(("scale", 1.0 / scale, -mean / scale))
             var = var / scale**2
             cov = None if cov is None else cov / np.outer(scale, scale)
+            if lo is not None:
+                lo, hi = (lo - mean) / scale, (hi - mean) / scale
         else:
             values, vectors = np.linalg.eigh(cov)
             values, vectors = np.clip(values[::-1], 0, None), vectors[:, ::-1]
@@ -300,6 +370,7 @@ def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
             chain.append(("project", components.T, -mean @ components.T))
             var, cov = values[:k], np.diag(values[:k])
             info["pca_explained_variance"] = float(ratio[:k].sum())
+            lo = hi = None
         mean = np.zeros_like(var)
     info["d_out"] = int(mean.size)
     return chain, info
@@ -321,7 +392,7 @@ def apply(chain: list, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _streamable(step):
     """(kind, q) of a step the streamed path fits, or None."""
-    if step in ("center", "zscore"):
+    if step in ("center", "zscore", "minmax"):
         return step, None
     if isinstance(step, dict) and set(step) == {"pca"}:
         q = step["pca"]
@@ -330,13 +401,19 @@ def _streamable(step):
     return None
 
 
+def _minmax_after_pca(kinds: list[str]) -> bool:
+    """A PCA's output range is not known from the moments: minmax after it runs in memory."""
+    return "pca" in kinds and "minmax" in kinds[kinds.index("pca"):]
+
+
 def fit_transform_rows(steps: list, X, train: np.ndarray, test: np.ndarray):
     """Fit `steps` on `X[train]`; return (X[train]', X[test]', info), streaming over rows when
     the steps allow it (see the module docstring), else through `fit_transform`."""
     expanded = expand(steps)
     kinds = [_streamable(s) for s in expanded]
     streamable = (expanded and not sp.issparse(X) and all(kinds)
-                  and not (any(k == "pca" for k, _ in kinds) and X.shape[1] > train.size))
+                  and not (any(k == "pca" for k, _ in kinds) and X.shape[1] > train.size)
+                  and not _minmax_after_pca([k for k, _ in kinds] if all(kinds) else []))
     if not streamable:
         return fit_transform(steps, X[train], X[test])
     for i, step in enumerate(expanded):
