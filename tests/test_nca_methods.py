@@ -149,6 +149,27 @@ def test_initialisations():
     np.testing.assert_array_equal(identity, np.eye(5))
 
 
+def test_random_unit_start_has_standard_normal_entries_and_the_random_start_is_scaled():
+    """Scale of the two random starts (the thesis leaves it open): `random_unit` draws entries
+    N(0, 1) as scikit-learn's init='random', so z-scored data project to coordinates of variance
+    about D (= tr of their correlation matrix); `random` is the same draw divided by sqrt(D)."""
+    D, n = 64, 400
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, D)) @ rng.normal(size=(D, D))
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    y = np.arange(n) % 2
+    unit = make("nca", {"init": "random_unit"})._initial(X, y, np.random.default_rng(5))
+    scaled = make("nca", {"init": "random"})._initial(X, y, np.random.default_rng(5))
+    assert unit.shape == scaled.shape == (D, D)
+    # mean square entry: 1 +- 0.025 (s.d. of a mean of D^2 squared normals) for random_unit
+    assert abs(np.mean(unit ** 2) - 1.0) < 0.15
+    assert abs(np.mean(scaled ** 2) - 1.0 / D) < 0.15 / D
+    np.testing.assert_allclose(unit, scaled * np.sqrt(D), rtol=1e-12)
+    # projected z-scored data: per-coordinate variance about D against about 1
+    assert 0.6 * D < np.mean((X @ unit.T).var(axis=0)) < 1.5 * D
+    assert 0.6 < np.mean((X @ scaled.T).var(axis=0)) < 1.5
+
+
 def test_early_stopping_returns_the_best_held_out_iterate():
     X, y = overlapping(n=150)
     est = make("nca_sl", {"n_components": 2, "batch_size": 10, "max_iter": 3000, "eval_every": 1,

@@ -111,3 +111,18 @@ def test_bayesian_section_tables_and_simplex_plots(tmp_path):
     one = Context(k_matched_parents().query("method == 'lda'"), pd.DataFrame(), tmp_path, 10,
                   [3, 5])
     assert bayesian.bayesian_section(one) is None
+
+
+def test_accuracy_against_skewness_figure_draws_more_methods_than_markers(tmp_path):
+    """Oneata 2011's config has 47 method labels: each gets a marker (12 shapes, cycled)."""
+    from dmlbench import vocabulary as voc
+    from dmlbench.report.sections.hubness_study import accuracy_figure
+
+    methods = ["euclidean"] + [f"m{i:02d}" for i in range(46)]
+    frame = pd.DataFrame({"dataset": "iris", "method": methods,
+                          "method_name": ["euclidean"] + ["nca"] * 46,
+                          voc.mean(voc.skewness(10)): np.linspace(0.0, 1.0, 47),
+                          voc.mean(voc.accuracy(1)): np.linspace(0.5, 1.0, 47)})
+    ctx = Context(frame, pd.DataFrame(), tmp_path, 10, [1])
+    name = accuracy_figure(ctx, voc.accuracy(1), 10, tmp_path)
+    assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")

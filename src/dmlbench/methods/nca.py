@@ -12,8 +12,12 @@ Choices the thesis leaves open, fixed here:
 - The optimisers work on f / N (the expected fraction of correctly classified points, the
   thesis' "train score"), so learning rates and tolerances do not depend on N; `reg` is the
   lambda of eq. 3.22 on f itself. The trace `objective` is f / N after each iteration.
-- Random initialisation is A_0 = G / sqrt(D), G standard normal, so that z-scored data project
-  to coordinates of unit scale. PCA initialisation is whitened (S^(-1/2) restricted to the top d
+- The scale of the random start is not stated (section 3.3.1 says only "randomly chosen";
+  section 3.3.3 quotes van der Maaten's 0.01 randn). `init='random'` is A_0 = G / sqrt(D), G
+  standard normal, so that z-scored data project to coordinates of unit scale;
+  `init='random_unit'` is A_0 = G (scikit-learn's random start), whose projected coordinates
+  have variance about D, so the soft assignments of eq. 3.1 start far sharper. Table 5.2's
+  reproduction config runs both. PCA initialisation is whitened (S^(-1/2) restricted to the top d
   directions, eq. 3.15); LDA takes the leading generalised eigenvectors of (S_B, S_W) and, when
   d > C - 1, the remaining ones of the same scikit-learn fit; RCA is the `rca` baseline
   (whole-class chunklets: within-class whitening) with `n_components = d`.
@@ -37,7 +41,7 @@ from .base import LinearMetric
 from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
 
-INITS = ("random", "pca", "lda", "rca", "identity")
+INITS = ("random", "random_unit", "pca", "lda", "rca", "identity")
 OPTIMIZERS = ("cg", "lbfgs", "bold_driver")
 ANNEAL_SELECT = ("projected_variance", "data_variance", "row_norm")
 
@@ -197,6 +201,8 @@ class NCAFamily(LinearMetric):
                 raise ValueError(f"init array must have shape ({d}, {D}), got {A0.shape}")
         elif init == "random":
             A0 = rng.standard_normal((d, D)) / np.sqrt(D)
+        elif init == "random_unit":
+            A0 = rng.standard_normal((d, D))
         elif init == "identity":
             if d != D:
                 raise ValueError("init='identity' needs n_components = D")
@@ -371,7 +377,7 @@ def _lda_directions(X, y, d):
 @register("nca")
 class NCA(NCAFamily):
     """Full NCA (Oneata 2011, chapter 3): `optimizer` cg | lbfgs | bold_driver, `init` random |
-    pca | lda | rca | identity (or a d x D array), `reg` (eq. 3.22), early stopping on a
+    random_unit | pca | lda | rca | identity (or a d x D array), `reg` (eq. 3.22), early stopping on a
     `validation_fraction` of the training set with `patience`, and dimensionality annealing
     (Algorithm 3.2) with `anneal=True`: from a full-rank start, D - d times the row of A with the
     least projected variance (`anneal_select`) gets `anneal_steps` increases of its penalty

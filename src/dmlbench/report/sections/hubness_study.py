@@ -98,7 +98,7 @@ def accuracy_figure(ctx: Context, accuracy: str, k: int, out_dir: Path) -> str:
     p = ctx.parents
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     _, methods = tables.order(p)
-    markers = dict(zip(methods, "os^DvP*Xph<>" * 3))
+    markers = {m: "os^DvP*Xph<>"[i % 12] for i, m in enumerate(methods)}
     colours = _colours(methods)
     base = p[p["method_name"] == "euclidean"].set_index("dataset")
     for method in methods:
