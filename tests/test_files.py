@@ -34,3 +34,18 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_writer(tmp_path):
     files.write_json(target, {"a": 1})
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "x.json"])
     assert files.read_json(target) == {"a": 1}
+
+
+def test_gzip_json_round_trip_is_byte_stable(tmp_path):
+    """Published records are compact gzip JSON: read back equal, and the same object written
+    twice gives the same bytes (no time in the gzip header), so the manifest's sha256 holds."""
+    import gzip
+    import json
+
+    obj = {"b": [1.5, 2], "a": {"x": None}}
+    files.write_json_gz(tmp_path / "a.json.gz", obj)
+    first = (tmp_path / "a.json.gz").read_bytes()
+    files.write_json_gz(tmp_path / "a.json.gz", obj)
+    assert (tmp_path / "a.json.gz").read_bytes() == first
+    assert files.read_json(tmp_path / "a.json.gz") == obj
+    assert json.loads(gzip.decompress(first)) == obj

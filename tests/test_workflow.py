@@ -133,6 +133,7 @@ def test_published_records_rebuild_the_same_tables(smoke_run, tmp_path):
     manifest = yaml.safe_load((work / "reports/smoke/records/manifest.json").read_text())
     assert len(manifest["records"]) == 12 and all(
         (work / "reports/smoke/records" / f).exists() for f in manifest["files"])
+    assert all(f.endswith(".json.gz") for f in manifest["records"])
     rebuilt = publish.rebuild(work / "reports/smoke/records", tmp_path / "rebuilt")
     ours, theirs = _tables(work / "reports/smoke/tables"), _tables(rebuilt.parent / "tables")
     assert ours.keys() == theirs.keys()
@@ -151,8 +152,12 @@ def test_a_changed_published_record_is_refused(smoke_run, tmp_path):
     work, _ = smoke_run
     copy = tmp_path / "smoke"
     shutil.copytree(work / "reports/smoke", copy)
-    record = next((copy / "records/runs").rglob("part0.json"))
-    record.write_text(record.read_text().replace('"accuracy_k1": ', '"accuracy_k1": 0.0 + ', 1))
+    from dmlbench.files import read_json, write_json_gz
+
+    record = next((copy / "records/runs").rglob("part0.json.gz"))
+    document = read_json(record)
+    document["records"][0]["metrics"]["accuracy_k1"] += 0.125
+    write_json_gz(record, document)
     with pytest.raises(ValueError, match="does not match"):
         publish.rebuild(copy / "records", tmp_path / "rebuilt")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import gzip
 import json
 import os
 import shutil
@@ -94,7 +95,23 @@ def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
 
 
 def read_json(path: str | os.PathLike):
-    return json.loads(Path(path).read_text())
+    """A JSON file, gzip-compressed when its name ends in .gz (published records)."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return json.load(fh)
+    return json.loads(path.read_text())
+
+
+def write_json_gz(path: str | os.PathLike, obj) -> None:
+    """Write `obj` as compact, key-sorted, gzip-compressed JSON, atomically; the bytes do not
+    depend on the time of writing (no timestamp in the gzip header), so an unchanged object
+    gives an unchanged file."""
+    text = json.dumps(obj, separators=(",", ":"), sort_keys=True, default=_json_default)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
+                                                  filename="") as fh:
+            fh.write(text.encode("utf-8"))
 
 
 def _json_default(value):

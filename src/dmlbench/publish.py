@@ -1,9 +1,9 @@
 """Published reports: a report folder that carries what it was built from.
 
 `reports/<benchmark>/` holds the report (index.html, figures/, tables/) and, written by the
-workflow's `publish` step, `records/` (every record file of the run, the arrays files they name,
-and the study documents), `config.json` (the checked config) and `records/manifest.json` (each
-file with its sha256). `rebuild` makes the report again from those files alone, through a
+workflow's `publish` step, `records/` (every record file of the run and study document, as
+compact gzip-compressed JSON `<name>.json.gz`, and the arrays files the records name),
+`config.json` (the checked config) and `records/manifest.json` (each file with its sha256). `rebuild` makes the report again from those files alone, through a
 temporary MLflow store, without refitting anything: a reader can check every number without
 running the benchmark.
 """
@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import records
-from .files import atomic_path, read_json, write_json
+from .files import atomic_path, read_json, write_json, write_json_gz
 
 MANIFEST = "manifest.json"
 CONFIG = "config.json"
@@ -41,20 +41,23 @@ def publish(record_paths: list[str | Path], documents: list[str | Path], config:
     not name are removed, so the folder is exactly what the report was built from."""
     out_dir, results_dir = Path(out_dir), Path(results_dir)
     target_root = out_dir / "records"
-    files = []
-    for path in map(Path, record_paths):
-        files.append(path)
-        for record in records.read(path):
-            if "arrays" in record:
-                files.append(path.parent / record["arrays"]["file"])
-    files += [Path(p) for p in documents]
     manifest = {"benchmark": config["benchmark"], "records": [], "documents": [], "files": {}}
-    for path in files:
-        relative = path.relative_to(results_dir).as_posix()
-        _copy(path, target_root / relative)
-        manifest["files"][relative] = _sha256(path)
-    manifest["records"] = [Path(p).relative_to(results_dir).as_posix() for p in record_paths]
-    manifest["documents"] = [Path(p).relative_to(results_dir).as_posix() for p in documents]
+
+    def put(source: Path, compress: bool) -> str:
+        relative = source.relative_to(results_dir).as_posix() + (".gz" if compress else "")
+        if compress:
+            write_json_gz(target_root / relative, read_json(source))
+        else:
+            _copy(source, target_root / relative)
+        manifest["files"][relative] = _sha256(target_root / relative)
+        return relative
+
+    for path in map(Path, record_paths):
+        manifest["records"].append(put(path, compress=True))
+        for record in records.read(path):
+            if "arrays" in record:  # named relative to the record file: kept beside it
+                put(path.parent / record["arrays"]["file"], compress=False)
+    manifest["documents"] = [put(Path(p), compress=True) for p in documents]
     for stale in target_root.rglob("*"):
         if stale.is_file() and stale.name != MANIFEST \
                 and stale.relative_to(target_root).as_posix() not in manifest["files"]:
