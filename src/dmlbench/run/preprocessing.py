@@ -4,6 +4,9 @@ Steps, in the config's order (a list; empty means raw features):
 - ``center``: subtract the training mean;
 - ``zscore``: subtract the training mean, divide by the training standard deviation (a feature
   constant on the training part is only centred, as scikit-learn's StandardScaler does);
+- ``normalize``: scale every row to unit Euclidean length (scikit-learn's `normalize`; a zero row
+  stays zero). Fits nothing. On unit rows the Euclidean order is the cosine order and
+  ||x - y||^2 = 2 (1 - cos(x, y)): the cosine geometry of document sets;
 - ``{pca: q}``: PCA fitted on the training part; an integer q keeps q components, a float in
   (0, 1) keeps the fewest components explaining that fraction of the variance, ``all`` keeps
   every component of non-zero variance, min(n_train - 1, d) (Chang 2012's PCA to N - 1);
@@ -13,8 +16,9 @@ Steps, in the config's order (a list; empty means raw features):
   The two image steps are per image and fit nothing.
 - a preset name (`PRESETS`): the papers' preprocessing, expanded into the steps above.
 
-Sparse data (document sets) must start with ``{pca: q}`` (integer q): PCA then runs on the sparse
-matrix with implicit centring (ARPACK), so the dense centred matrix is never formed.
+Sparse data (document sets) must reach a ``{pca: q}`` (integer q) before any other step but
+``normalize`` (which keeps the rows sparse): PCA then runs on the sparse matrix with implicit
+centring (ARPACK), so the dense centred matrix is never formed.
 
 Streaming (`fit_transform_rows`, what jobs call). When every step is ``center``, ``zscore`` or
 ``{pca: q}`` with a number q, each step is affine and is fitted from the training mean and
@@ -24,8 +28,10 @@ passes: mean, then the scatter of centred rows), and the maps are applied chunk 
 memory holds the data set, the outputs (n x d_out) and, with PCA, the d x d covariance, never a
 copy of the training part or an n x d SVD. PCA is the eigendecomposition of that covariance;
 component signs follow scikit-learn's rule (each component's largest absolute loading is
-positive). Other steps (image steps, ``pca: all``), sparse data and a PCA with d larger than the
-number of training points go through the in-memory scikit-learn pipeline (`fit_transform`).
+positive). ``normalize`` is not affine: after it the moments are accumulated again, over chunks
+of training rows passed through the maps so far. Other steps (image steps, ``pca: all``), sparse
+data and a PCA with d larger than the number of training points go through the in-memory
+scikit-learn pipeline (`fit_transform`).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from scipy.ndimage import gaussian_filter
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import FunctionTransformer, StandardScaler, normalize
 
 #: size of one chunk of rows read from the data set when streaming
 CHUNK_BYTES = 32 * 2**20
@@ -145,12 +151,16 @@ def _pca(q, position: int, sparse: bool):
     return PCA(n_components=q, svd_solver="full")
 
 
+SPARSE_REMEDY = ("start its preprocess with {pca: q} (PCA with implicit centring; `normalize` may "
+                 "come first), e.g. the preset shigeto-2017-pca300")
+
+
 def _step(step, position: int, sparse: bool):
-    if sparse and not (isinstance(step, dict) and set(step) == {"pca"}):
+    if sparse and not (step == "normalize" or isinstance(step, dict) and set(step) == {"pca"}):
         raise ValueError(
-            f"preprocess[{position}] = {step!r}: the data set is sparse; start its preprocess "
-            "with {pca: q} (PCA with implicit centring), e.g. the preset shigeto-2017-pca300"
-        )
+            f"preprocess[{position}] = {step!r}: the data set is sparse; {SPARSE_REMEDY}")
+    if step == "normalize":
+        return "normalize", FunctionTransformer(normalize, accept_sparse=True)
     if step == "center":
         return "center", StandardScaler(with_std=False)
     if step == "zscore":
@@ -170,7 +180,8 @@ def _step(step, position: int, sparse: bool):
                                  f"width in pixels, got {value!r}")
             return "gaussian_blur", GaussianBlur(float(value), position)
     raise ValueError(
-        f"preprocess[{position}] = {step!r} is not a step; use 'center', 'zscore', {{pca: q}}, "
+        f"preprocess[{position}] = {step!r} is not a step; use 'center', 'zscore', 'normalize', "
+        f"{{pca: q}}, "
         f"{{image_crop: b}}, {{gaussian_blur: sigma}} or a preset ({', '.join(PRESETS)})"
     )
 
@@ -181,14 +192,13 @@ def fit_transform(steps: list, X_train, X_test):
     Presets are expanded first (`info["expanded_steps"]` lists the steps run)."""
     expanded = expand(steps)
     sparse = sp.issparse(X_train)
+    if sparse and not any(isinstance(s, dict) and "pca" in s for s in expanded):
+        raise ValueError(f"the data set is sparse: {SPARSE_REMEDY}")
     if not expanded:
-        if sparse:
-            raise ValueError("the data set is sparse: give it a preprocess starting with "
-                             "{pca: q}, e.g. the preset shigeto-2017-pca300")
         return X_train, X_test, {"d_in": int(X_train.shape[1]), "d_out": int(X_train.shape[1])}
     named = []
     for i, step in enumerate(expanded):
-        name, est = _step(step, i, sparse and i == 0)
+        name, est = _step(step, i, sparse and all(s == "normalize" for s in expanded[:i]))
         named.append((f"{name}{i}" if any(n.startswith(name) for n, _ in named) else name, est))
     pipeline = Pipeline(named)
     _check_pca_sizes(pipeline, X_train)
@@ -234,17 +244,18 @@ def _chunks(n: int, d: int):
         yield slice(start, start + step)
 
 
-def training_moments(X: np.ndarray, rows: np.ndarray, covariance: bool):
-    """Mean and population (1/n) variances of `X[rows]`, plus their covariance matrix if
-    `covariance`, accumulated over chunks of rows (two passes: mean, then centred scatter)."""
-    n, d = rows.size, X.shape[1]
+def training_moments(X: np.ndarray, rows: np.ndarray, covariance: bool, chain: list = ()):
+    """Mean and population (1/n) variances of `X[rows]` (passed through the maps of `chain`),
+    plus their covariance matrix if `covariance`, accumulated over chunks of rows (two passes:
+    mean, then centred scatter)."""
+    n, d = rows.size, _width(chain, X.shape[1])
     total = np.zeros(d)
-    for part in _chunks(n, d):
-        total += X[rows[part]].sum(axis=0)
+    for part in _chunks(n, X.shape[1]):
+        total += _map(chain, X[rows[part]]).sum(axis=0)
     mean = total / n
     scatter = np.zeros((d, d)) if covariance else np.zeros(d)
-    for part in _chunks(n, d):
-        centred = X[rows[part]] - mean
+    for part in _chunks(n, X.shape[1]):
+        centred = _map(chain, X[rows[part]]) - mean
         scatter += centred.T @ centred if covariance else np.einsum("ij,ij->j", centred, centred)
     if covariance:
         return mean, np.diag(scatter) / n, scatter / n
@@ -277,13 +288,21 @@ def _n_components(q, ratio: np.ndarray, limit: int) -> int:
 
 def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
     """Fit `steps` on the training rows `X[rows]`. Returns the chain of maps (each
-    ("scale", s, b): x -> x * s + b, or ("project", M, c): x -> x M + c) and the info."""
+    ("scale", s, b): x -> x * s + b, ("project", M, c): x -> x M + c, or ("normalize", None,
+    None): x -> x / |x|) and the info."""
     checked = [_streamable(s) for s in steps]
     n, d = rows.size, X.shape[1]
-    mean, var, cov = training_moments(X, rows, covariance=any(k == "pca" for k, _ in checked))
+    mean = var = cov = None
     chain: list = []
     info: dict = {"d_in": int(d)}
-    for kind, q in checked:
+    for position, (kind, q) in enumerate(checked):
+        if kind == "normalize":
+            chain.append(("normalize", None, None))
+            mean = None  # the moments of unit rows are measured again, not derived
+            continue
+        if mean is None:
+            mean, var, cov = training_moments(
+                X, rows, any(k == "pca" for k, _ in checked[position:]), chain)
         if kind in ("center", "zscore"):
             scale = np.ones_like(mean)
             if kind == "zscore":
@@ -301,27 +320,37 @@ def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
             var, cov = values[:k], np.diag(values[:k])
             info["pca_explained_variance"] = float(ratio[:k].sum())
         mean = np.zeros_like(var)
-    info["d_out"] = int(mean.size)
+    info["d_out"] = _width(chain, d)
     return chain, info
+
+
+def _width(chain: list, d: int) -> int:
+    """Number of columns after the maps of `chain` on d columns."""
+    for kind, M, _ in chain:
+        d = M.shape[1] if kind == "project" else d
+    return d
+
+
+def _map(chain: list, x: np.ndarray) -> np.ndarray:
+    for kind, M, c in chain:
+        if kind == "normalize":
+            x = normalize(x)
+        else:
+            x = x @ M + c if kind == "project" else x * M + c
+    return x
 
 
 def apply(chain: list, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The chain of maps applied to `X[rows]`, over chunks of rows."""
-    d_out = X.shape[1]
-    for kind, M, _ in chain:
-        d_out = M.shape[1] if kind == "project" else d_out
-    out = np.empty((rows.size, d_out))
+    out = np.empty((rows.size, _width(chain, X.shape[1])))
     for part in _chunks(rows.size, X.shape[1]):
-        x = X[rows[part]]
-        for kind, M, c in chain:
-            x = x @ M + c if kind == "project" else x * M + c
-        out[part] = x
+        out[part] = _map(chain, X[rows[part]])
     return out
 
 
 def _streamable(step):
     """(kind, q) of a step the streamed path fits, or None."""
-    if step in ("center", "zscore"):
+    if step in ("center", "zscore", "normalize"):
         return step, None
     if isinstance(step, dict) and set(step) == {"pca"}:
         q = step["pca"]
