@@ -70,6 +70,7 @@ def check(config: dict) -> dict:
     """Semantic checks beyond the schema; returns the config with defaults filled in."""
     from .data import registry as data_registry
     from .methods import registry as method_registry
+    from .run import job as run_job
 
     config = with_defaults(config)
     for label, entry in config["datasets"].items():
@@ -97,6 +98,10 @@ def check(config: dict) -> dict:
                               err.args[0]) from None
         except (TypeError, ValueError) as err:
             raise ConfigError(f"methods.{label}.params", str(err)) from None
+        try:
+            run_job.reduction_settings(name, entry.get("hubness_reduction"))
+        except ValueError as err:
+            raise ConfigError(f"methods.{label}.hubness_reduction", str(err)) from None
         for ds in entry.get("datasets", []):
             if ds not in config["datasets"]:
                 raise ConfigError(f"methods.{label}.datasets",
@@ -204,6 +209,8 @@ def record_path(config: dict, job: Job) -> str:
 
 def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict:
     """Everything one job needs, self-contained (the workflow passes it to `dmlbench run`)."""
+    from .run import job as run_job
+
     m_entry = config["methods"][method]
     spec = {
         "benchmark": config["benchmark"],
@@ -222,6 +229,8 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         "cache": config["data"]["cache"],
         "drop_classes_below": config["datasets"][dataset].get("drop_classes_below"),
         "dimension_sweep": bool(m_entry.get("dimension_sweep", config.get("dimension_sweep", False))),
+        "hubness_reduction": run_job.reduction_settings(m_entry.get("method", method),
+                                                        m_entry.get("hubness_reduction")),
     }
     spec["parent_key"] = voc.digest(identity(spec))
     return spec
@@ -236,7 +245,7 @@ IDENTITY_KEYS = ("benchmark", "dataset", "protocol", "preprocess", "method", "k"
 #: options that join the identity only when set away from their default, so that adding an
 #: option never changes the keys (and results) of configs that do not use it
 IDENTITY_OPTIONS = {"dimension_sweep": False, "k_selection": DEFAULTS["k_selection"],
-                    "train_hubness": DEFAULTS["train_hubness"]}
+                    "train_hubness": DEFAULTS["train_hubness"], "hubness_reduction": None}
 
 
 def identity(spec: dict) -> dict:
