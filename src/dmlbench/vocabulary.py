@@ -29,8 +29,9 @@ PEAK_RSS_MB, PEAK_RSS_DELTA_MB = "peak_rss_mb", "peak_rss_delta_mb"
 HUBNESS_MEASURES = ("skewness", "robin_hood", "antihub_share", "hub_occurrence", "gini", "max")
 #: prefix of the hubness measured within the training set (leave-one-out lists)
 TRAIN_PREFIX = "train_"
-#: prefix of the hubness of a leave-one-out protocol pooled over its splits (`loo_hubness`)
-LOO_PREFIX = "loo_"
+#: prefix of the hubness measured on the test lists pooled over a protocol's splits
+#: (`pooled_hubness`)
+POOLED_PREFIX = "pooled_"
 #: `fit_info` entries of a hubness-reduced method (`measure.hubness_reduction`): 1 when every
 #: pair was used (0: each point's `candidates` nearest), that number, and the share of pairs whose
 #: empiric mutual proximity was cut at it
@@ -62,11 +63,12 @@ def skewness(k: int, train: bool = False) -> str:
     return hubness("skewness", k, train)
 
 
-def loo_hubness(measure: str, k: int) -> str:
-    """A hubness measure of a leave-one-out protocol on the pooled lists (each sample's k
-    nearest among all the others, one N_k over the whole data set), e.g. `loo_skewness_n5`;
-    every split record of the job carries it (`run.job`)."""
-    return f"{LOO_PREFIX}{measure}_n{k}"
+def pooled_hubness(measure: str, k: int) -> str:
+    """A hubness measure on the pooled lists of a protocol that tests every sample once: under
+    leave-one-out each sample's k nearest among all the others, one N_k over the whole data set
+    (with k-fold, each sample's k nearest in the training part of its fold), e.g.
+    `pooled_skewness_n5`; every split record of the job carries it (`run.job.pooled_hubness`)."""
+    return f"{POOLED_PREFIX}{measure}_n{k}"
 
 
 def nk_histogram(k: int, train: bool = False) -> str:

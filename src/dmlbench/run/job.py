@@ -123,24 +123,29 @@ def run(spec: dict, threads: int = 1, progress: bool = True,
     kept only when the path of the record file to be written is given."""
     dataset = data.load(spec["dataset"]["name"], spec["cache"])
     label = f"{spec['dataset']['label']} / {spec['method']['label']}"
-    pool = {} if spec["protocol"]["kind"] == "loo" else None
+    protocol = spec["protocol"]
+    once = protocol["kind"] == "loo" or (protocol["kind"] == "kfold"
+                                         and int(protocol.get("repeats", 1)) == 1)
+    pool = {} if once else None
     out = [run_split(spec, dataset, index, threads, progress, record_path, pool)
            for index in tqdm(spec["splits"], desc=label, unit="split", disable=not progress,
                              mininterval=1.0)]
     if pool is not None:
-        pooled = loo_hubness(pool, dataset.y.size, spec["hubness_k"])
+        pooled = pooled_hubness(pool, dataset.y.size, spec["hubness_k"])
         for record in out:
             record["metrics"].update(pooled)
     return out
 
 
-def loo_hubness(pool: dict, n: int, k: int) -> dict[str, float]:
-    """Hubness of a leave-one-out protocol on the pooled lists: each sample's k nearest among
-    all the others (its own split's list), one N_k over the whole data set (`loo_<measure>_n<k>`).
-    Empty unless `pool` holds every sample: a job whose splits are spread over parts
-    (`splits_per_job`, `max_splits`) has no pooled measures."""
+def pooled_hubness(pool: dict, n: int, k: int) -> dict[str, float]:
+    """Hubness on the pooled lists of a protocol that tests every sample once (leave-one-out,
+    k-fold with one repeat): each sample's k nearest training points in its own split, one N_k
+    over the whole data set (`pooled_<measure>_n<k>`). Under leave-one-out these are each
+    sample's k nearest among all the others, the measure hubness studies of small data sets
+    report (a one-point split has no N_k of its own). Empty unless `pool` holds every sample:
+    a job whose splits are spread over parts (`splits_per_job`, `max_splits`) has none."""
     if len(pool) != n:
         return {}
     lists = np.stack([pool[i] for i in range(n)])
     values = hubness.summary(lists, n, k)
-    return {voc.loo_hubness(m, k): values[voc.hubness(m, k)] for m in voc.HUBNESS_MEASURES}
+    return {voc.pooled_hubness(m, k): values[voc.hubness(m, k)] for m in voc.HUBNESS_MEASURES}
