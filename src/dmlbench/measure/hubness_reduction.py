@@ -18,11 +18,14 @@ labelled points (its leave-one-out list, y queried as the method queries any poi
 - DisSim local (Hara, Suzuki, Kobayashi, Fukumizu & Radovanovic 2016):
   ||x - y||^2 - ||x - c_k(x)||^2 - ||y - c_k(y)||^2, c_k = centroid of the k nearest labelled
   points. It needs vectors: the method's `search_vectors` (queries and labelled points in one
-  space where its distance is Euclidean, e.g. a linear metric's embedding).
+  space where its distance is Euclidean, e.g. a linear metric's embedding). y is the labelled
+  point's vector there and c_k(y) the centroid of the k labelled vectors nearest to it.
 
 The neighbours of a labelled point never include itself (leave-one-out), so sigma_y, mu_y, c_k(y)
-and d_y describe y among the others; an asymmetric method (Move-labeled) gives one distance
-t = d(x, y) per pair, and d_y is y's leave-one-out list as a query.
+and d_y describe y among the others. An asymmetric method (Move-labeled: ||x - W z||) gives one
+distance t = d(x, y) per pair; d_y (hence sigma_y, mu_y) is y's leave-one-out list as a query,
+the dissimilarity as the method defines it, while DisSim, whose formula lives in one vector space,
+takes y as the labelled vector W z (the two coincide for a linear metric).
 
 ``distance: cosine`` replaces the method's distance by 1 - cosine similarity of its search vectors
 (with unit rows and the Euclidean method, 1 - cos = ||x - y||^2 / 2 is the cosine distance of the
@@ -171,9 +174,10 @@ class Reducer:
         elif kind == "mutual_proximity" and config["variant"] == "gaussian":
             self.mu_train, self.sd_train = td.mean(axis=1), td.std(axis=1)
         elif kind == "dissim_local":
-            queries, labelled = vectors
-            centroids = labelled[train.ind[:, :config["k"]]].mean(axis=1)
-            self.spread_train = np.einsum("ij,ij->i", queries - centroids, queries - centroids)
+            labelled = vectors[1]
+            near = euclidean_kneighbors(labelled, labelled, config["k"], exclude_self=True)[1]
+            centroids = labelled[near].mean(axis=1)
+            self.spread_train = np.einsum("ij,ij->i", labelled - centroids, labelled - centroids)
 
     def keys(self, q: Lists, query_vectors=None) -> np.ndarray:
         """Ordering keys of every (query, candidate) pair of `q` (see the module docstring)."""
