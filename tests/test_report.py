@@ -102,6 +102,8 @@ def test_hubness_reduction_section_pairs_each_reduction_with_its_method(tmp_path
     sec = hr_section.section(ctx)
     assert sec.title == "Hubness reduction"
     assert (tmp_path / "tables/hubness_reduction_gain_k5.csv").exists()
-    assert "learned metrics gain -1.0 points" in sec.blocks[-2]["text"]
+    note = sec.blocks[-2]["text"]
+    assert "euclidean +8.0 points with MP empiric (skewness -2.50) over 2 data set(s)" in note
+    assert "lmnn -1.0 (MP empiric) against euclidean +6.0 (MP empiric) on a" in note
     assert hr_section.section(Context(frame.assign(hubness_reduction=None), pd.DataFrame(),
                                       tmp_path, 5, [1, 5])) is None
