@@ -88,6 +88,7 @@ def test_hubness_reduction_section_pairs_each_reduction_with_its_method(tmp_path
         row("a", "lmnn+mp", "lmnn", "MP empiric", '{"k": "3"}', 0.6, 0.1, 0.89),
         row("b", "euclidean", "euclidean", None, "{}", 3.0, 0.4, 0.60),
         row("b", "euc+mp", "euclidean", "MP empiric", "{}", 1.0, 0.2, 0.70),
+        row("c", "euclidean", "euclidean", None, "{}", 3.0, 0.4, 0.60),  # no reducer ran on c
     ])
     pairs = hr_section.pairs(frame, 5, [1, 5])
     assert set(pairs["base"]) == {"euclidean", "lmnn"}  # lmnn_k5 has no reduction

@@ -91,7 +91,7 @@ def _finding(frame: pd.DataFrame, accuracy: str) -> str:
     acc, skew = layout(frame, accuracy) * 100, layout(frame, "skewness")
     if NONE not in acc:
         return ""
-    gain = acc.drop(columns=NONE).sub(acc[NONE], axis=0)
+    gain = acc.drop(columns=NONE).sub(acc[NONE], axis=0).dropna(how="all")
     skew_gain = skew.drop(columns=NONE).sub(skew[NONE], axis=0)
     names = frame.drop_duplicates("base").set_index("base")["method_name"]
     datasets = {base: sorted(set(part.index.get_level_values("dataset")))
@@ -184,8 +184,8 @@ def section(ctx: Context) -> Section | None:
                   "(Move-labeled, LMNN, NCA) still gain from a reducer, or do both fix the same "
                   "thing? The last tables give each method's mean change over the data sets.")
     skew = layout(frame, "skewness")
-    pooled = layout(frame, "pooled").fillna(False).astype(bool)
-    text = tables.fmt(skew, 2).where(~pooled.reindex_like(skew).fillna(False), tables.fmt(skew, 2) + " *")
+    pooled = layout(frame.assign(pooled=frame["pooled"].astype(float)), "pooled") == 1.0
+    text = tables.fmt(skew, 2).where(~pooled, tables.fmt(skew, 2) + " *")
     sec.table(html_table(_flat(text)), f"N{k} skewness (* pooled)",
               export_table(ctx, _flat(skew), f"hubness_reduction_skewness_n{k}"))
     anti = layout(frame, "antihub_share") * 100
