@@ -133,7 +133,7 @@ def _finding(frame: pd.DataFrame, accuracy: str) -> str:
 def figure(frame: pd.DataFrame, accuracy: str, k: int, out_dir) -> str:
     """Per data set: accuracy against N_k skewness, an arrow from each method to each of its
     reductions."""
-    datasets = sorted(frame["dataset"].unique())
+    datasets = sorted(frame.loc[frame["reduction"] != NONE, "dataset"].unique())
     bases = list(dict.fromkeys(frame["base"]))
     reductions = _reductions(frame)
     colours = {b: plt.get_cmap("tab10")(i % 10) for i, b in enumerate(bases)}
