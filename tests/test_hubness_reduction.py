@@ -236,14 +236,18 @@ def test_candidate_mode_empiric_mutual_proximity_is_exact_unless_cut_then_a_lowe
     assert reduced.fit_info()["reduction_truncated_share"] == pytest.approx(cut.mean())
 
 
-def test_the_memory_block_does_not_change_the_lists():
+@pytest.mark.parametrize("config", [{"kind": "mutual_proximity"},
+                                    {"kind": "mutual_proximity", "variant": "gaussian"},
+                                    {"kind": "dissim_local", "k": K}])
+def test_the_memory_block_does_not_change_the_lists(config):
     X, y, Xt = data(8, n=50, n_test=20)
     est = REGISTRY["euclidean"]().fit(X, y)
-    config = hr.settings({"kind": "mutual_proximity"})
-    big = hr.Reduced(est, config, len(X)).kneighbors(Xt, 6)
-    small = hr.Reduced(est, config, len(X), max_bytes=2000).kneighbors(Xt, 6)
-    np.testing.assert_array_equal(big[1], small[1])
-    np.testing.assert_array_equal(big[0], small[0])
+    config = hr.settings(config)
+    whole, blocks = hr.Reduced(est, config, len(X)), hr.Reduced(est, config, len(X), max_bytes=2000)
+    for big, small in ((whole.kneighbors(Xt, 6), blocks.kneighbors(Xt, 6)),
+                       (whole.train_kneighbors(6), blocks.train_kneighbors(6))):
+        np.testing.assert_array_equal(big[1], small[1])
+        np.testing.assert_array_equal(big[0], small[0])
 
 
 # --- parameters ------------------------------------------------------------------------------------

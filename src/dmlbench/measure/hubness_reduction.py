@@ -217,7 +217,7 @@ class Reducer:
         near_x = np.stack([np.searchsorted(q.dist[r], q.dist[r], side="right")
                            for r in range(rows)]) - 1 if rows else np.zeros((0, width), int)
         out = np.empty((rows, width))
-        block = max(1, self.max_bytes // (8 * n))
+        block = max(1, self.max_bytes // (8 * (n + 2 * width)))
         for r0 in range(0, rows, block):
             rs = np.arange(r0, min(r0 + block, rows))
             dense = np.full((rs.size, n), np.inf)  # d(x, j) of each query of the block
@@ -241,17 +241,25 @@ class Reducer:
 
     def reduce(self, q: Lists, depth: int, query_vectors=None) -> tuple[np.ndarray, np.ndarray]:
         """The `depth` nearest labelled points of each query of `q` under the reduced distance,
-        (distances, indices), ordered by (secondary distance, method's distance, index)."""
-        if depth > q.ind.shape[1]:
-            raise ValueError(f"hubness reduction: {depth} neighbours asked, only "
-                             f"{q.ind.shape[1]} candidates per query (raise `candidates`)")
-        keys = self.keys(q, query_vectors)
-        if np.isnan(keys).any():
-            raise ValueError("hubness reduction: a secondary distance is NaN (infinite "
-                             "distances from the method?)")
-        order = np.lexsort((q.ind, q.dist, keys), axis=1)[:, :depth]
-        return (self.values(np.take_along_axis(keys, order, axis=1)),
-                np.take_along_axis(q.ind, order, axis=1))
+        (distances, indices), ordered by (secondary distance, method's distance, index); rows
+        in blocks of about `max_bytes` per array."""
+        rows, width = q.ind.shape
+        if depth > width:
+            raise ValueError(f"hubness reduction: {depth} neighbours asked, only {width} "
+                             "candidates per query (raise `candidates`)")
+        dist, ind = np.empty((rows, depth)), np.empty((rows, depth), dtype=np.int64)
+        step = max(1, self.max_bytes // (8 * width))
+        for start in range(0, rows, step):
+            sl = slice(start, start + step)
+            part = Lists(q.dist[sl], q.ind[sl], q.own[sl], q.complete)
+            keys = self.keys(part, None if query_vectors is None else query_vectors[sl])
+            if np.isnan(keys).any():
+                raise ValueError("hubness reduction: a secondary distance is NaN (infinite "
+                                 "distances from the method?)")
+            order = np.lexsort((part.ind, part.dist, keys), axis=1)[:, :depth]
+            dist[sl] = self.values(np.take_along_axis(keys, order, axis=1))
+            ind[sl] = np.take_along_axis(part.ind, order, axis=1)
+        return dist, ind
 
     def info(self) -> dict:
         return {voc.REDUCTION_TRUNCATED_SHARE: self.truncated / self.pairs} if (
