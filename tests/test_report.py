@@ -108,3 +108,15 @@ def test_hubness_reduction_section_pairs_each_reduction_with_its_method(tmp_path
     assert "lmnn -1.0 (MP empiric) against euclidean +6.0 (MP empiric) on a" in note
     assert hr_section.section(Context(frame.assign(hubness_reduction=None), pd.DataFrame(),
                                       tmp_path, 5, [1, 5])) is None
+
+
+def test_the_hubness_table_shows_pooled_values_where_the_runs_have_them():
+    from dmlbench.report.sections.hubness import pooled_where_present
+
+    frame = parents([{"dataset": "loo-set", "skewness_n5_mean": 7.5, "skewness_n5_std": 2.0,
+                      "pooled_skewness_n5_mean": 4.2, "pooled_skewness_n5_std": 0.0},
+                     {"dataset": "holdout-set", "skewness_n5_mean": 1.0, "skewness_n5_std": 0.1,
+                      "pooled_skewness_n5_mean": np.nan, "pooled_skewness_n5_std": np.nan}])
+    out = pooled_where_present(frame, 5)
+    assert out["skewness_n5_mean"].tolist() == [4.2, 1.0]
+    assert out["skewness_n5_std"].tolist() == [0.0, 0.1]
