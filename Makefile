@@ -18,7 +18,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -e ".[test]"
 	touch $(STAMP)
 
+# check-config first: a config error is one line naming the key, the file's line for bad YAML
 run: $(STAMP)
+	$(BIN)/dmlbench check-config $(CONFIG)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 
 # everything, the cluster tests too (they install Debian's slurm-wlm, munge and postgresql when
@@ -35,6 +37,7 @@ system-packages:
 	bash .ci/system-packages
 
 dag: $(STAMP)
+	$(BIN)/dmlbench check-config $(CONFIG)
 	$(BIN)/snakemake -n --configfile $(CONFIG)
 
 ui: $(STAMP)

@@ -280,9 +280,9 @@ def test_undersampled_data_are_solved_in_their_span_like_pca_to_n_minus_1():
                                rtol=1e-6, atol=1e-9 * dense_sq(ref.transform(R)).max())
 
 
-def test_mfa_matches_a_dense_reference():
-    X, y = blobs(9, n=45, d=4)
-    k1, k2, lam = 3, 10, 1e-6
+def mfa_reference(X, y, k1, k2, lam):
+    """Yan et al.'s graphs written out densely (a class with fewer than k1 + 1 samples joins
+    all its pairs) and the generalised eigenproblem solved by scipy."""
     D = dense_sq(X)
     same = y[:, None] == y[None, :]
     W = np.zeros_like(D)
@@ -298,28 +298,31 @@ def test_mfa_matches_a_dense_reference():
     S_w = X.T @ (np.diag(W.sum(1)) - W) @ X
     S_p = X.T @ (np.diag(Wp.sum(1)) - Wp) @ X
     sigma1 = np.linalg.svd(S_w, compute_uv=False)[0]
-    vals, V = scipy.linalg.eigh(S_p, S_w + lam * sigma1 * np.eye(4))
-    ref = V[:, ::-1]
-    est = make("mfa", {"k1": k1, "k2": k2, "lam": lam}).fit(X, y)
+    vals, V = scipy.linalg.eigh(S_p, S_w + lam * sigma1 * np.eye(X.shape[1]))
+    return V[:, ::-1], vals[::-1]
+
+
+def test_mfa_matches_a_dense_reference():
+    X, y = blobs(9, n=45, d=4)
+    ref, vals = mfa_reference(X, y, 3, 10, 1e-6)
+    est = make("mfa", {"k1": 3, "k2": 10, "lam": 1e-6}).fit(X, y)
     np.testing.assert_allclose(np.abs(est.components_), np.abs(ref.T), rtol=1e-7, atol=1e-10)
-    np.testing.assert_allclose(est.fit_info()["eigenvalues"], vals[::-1], rtol=1e-9)
+    np.testing.assert_allclose(est.fit_info()["eigenvalues"], vals, rtol=1e-9)
 
 
 # --- bad input ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, params, message", [
-    ("boostmdm_k", {"k_h": 5}, "k_h = 5 exceeds the hits available: the smallest class has 5 samples \\(4 hits"),
     ("i_mfa", {"k_h": 2, "k_m": 6}, "k_m = 6 exceeds the misses available: the largest class "
                                     "leaves 5"),
-    ("mfa", {"k1": 5}, "k1 = 5 exceeds the hits available"),
     ("mfa", {"k1": 2, "k2": 46}, "k2 must be an integer in \\[1, 45\\]"),
-    ("boostmdm", {"lam": 0}, "lam must be > 0"),
-    ("boostmdm_g", {"lam": -1.0}, "lam must be > 0"),
-    ("gi_relief", {"lam": 0.0}, "lam must be > 0"),
-    ("mfa", {"lam": 0}, "lam must be > 0"),
-    ("boostmdm_g", {"mu": -0.5}, "mu must be >= 0"),
-    ("boostmdm_g", {"mu_neighbor": 14}, "mu_neighbor must be in \\[1, 13\\]"),
-    ("boostmdm", {"max_boost_iter": 0}, "max_boost_iter must be None or a positive integer"),
+    ("boostmdm", {"lam": 0}, "lam must be a number > 0, got 0"),
+    ("boostmdm_g", {"lam": -1.0}, "lam must be a number > 0"),
+    ("gi_relief", {"lam": 0.0}, "lam must be a number > 0"),
+    ("mfa", {"lam": 0}, "lam must be a number > 0"),
+    ("boostmdm_g", {"mu": -0.5}, "mu must be a number >= 0 or None"),
+    ("boostmdm_g", {"mu_neighbor": 14}, "mu_neighbor = 14 exceeds the n_train - 1 = 13"),
+    ("boostmdm", {"max_boost_iter": 0}, "max_boost_iter must be an integer >= 1 or None"),
 ])
 def test_bad_parameters_are_clear_errors(name, params, message):
     y = np.array([0] * 5 + [1] * 9)  # smallest class 5 (4 hits), largest leaves 5 misses
@@ -335,3 +338,37 @@ def test_a_single_class_or_a_singleton_class_is_a_clear_error(name):
         make(name).fit(X, np.zeros(12, dtype=int))
     with pytest.raises(ValueError, match="every class needs at least 2 samples"):
         make(name).fit(X, np.array([0] * 11 + [1]))
+
+
+def test_a_class_smaller_than_k_h_plus_one_takes_all_its_hits():
+    """Yeast's smallest class has 5 samples (about 4 in a training part) while Table 2 sets
+    k_h = 5: such a class uses all its hits, each weighted 1 / (N_c - 1); the other samples keep
+    their k_h nearest, weighted 1 / k_h."""
+    from dmlbench.solvers.margins import SetRule
+
+    rng = np.random.default_rng(1)
+    y = np.array([0] * 3 + [1] * 9)
+    Z = rng.normal(size=(12, 2))
+    hits, _, _ = SetRule("nearest", 4, 1).sets(Z, y)
+    D2 = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    expected = np.empty(12)
+    for i in range(12):
+        same = np.flatnonzero((y == y[i]) & (np.arange(12) != i))
+        nearest = same[np.argsort(D2[i, same], kind="stable")][:4]
+        expected[i] = D2[i, nearest].mean()
+    np.testing.assert_allclose(hits.f(Z), expected, rtol=1e-12)
+    c = rng.dirichlet(np.ones(12))
+    S = sum(c[i] * sum(w * np.outer(Z[i] - Z[j], Z[i] - Z[j])
+                       for j, w in zip(hits.index[i], hits.weight[i])) for i in range(12))
+    np.testing.assert_allclose(hits.scatter(Z, c), S, rtol=1e-12)
+    assert make("boostmdm_k", {"k_h": 4, "k_m": 2}).fit(Z, y).components_.shape[1] == 2
+
+
+def test_mfa_joins_all_pairs_of_a_class_smaller_than_k1_plus_one():
+    rng = np.random.default_rng(2)
+    y = np.array([0] * 3 + [1] * 12)
+    X = rng.normal(size=(15, 3)) + 2 * y[:, None]
+    ref, vals = mfa_reference(X, y, 5, 4, 1e-6)   # class 0: all 3 of its pairs
+    est = make("mfa", {"k1": 5, "k2": 4, "lam": 1e-6}).fit(X, y)
+    np.testing.assert_allclose(np.abs(est.components_), np.abs(ref.T), rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(est.fit_info()["eigenvalues"], vals, rtol=1e-9)

@@ -130,3 +130,11 @@ def test_scoreboard_counts_cells_and_lists_claims(tmp_path):
         == counts["cells"]
     page = index.read_text()
     assert "a/index.html" in page and "b/index.html" in page and "held" in page
+
+
+def test_a_tie_counts_only_when_the_claim_is_not_strict():
+    p = runs({"a": {"x": 0.9, "y": 0.8}, "b": {"x": 0.9, "y": 0.7}})
+    assert claims.higher_on_every_dataset(p, None, [1], "a", "b", "accuracy_k1").verdict \
+        == claims.NOT_HELD
+    v = claims.higher_on_every_dataset(p, None, [1], "a", "b", "accuracy_k1", strict=False)
+    assert v.verdict == claims.HELD and "at least as b on 2 of 2" in v.evidence

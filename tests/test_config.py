@@ -27,7 +27,9 @@ def test_good_config_gets_defaults_and_jobs():
 
 
 @pytest.mark.parametrize("mutate, key, message", [
-    (lambda c: c.update(colour="blue"), "<top level>", "'colour' was unexpected"),
+    (lambda c: c.update(colour="blue"), "colour", "unknown key; the keys here are benchmark"),
+    (lambda c: c["datasets"]["wine"].update(protcol={"kind": "loo"}), "datasets.wine.protcol",
+     "unknown key (did you mean 'protocol'?)"),
     (lambda c: c["datasets"].update(irs=None), "datasets.irs", "unknown data set 'irs'"),
     (lambda c: c["methods"].update(lmmn=None), "methods.lmmn", "unknown method 'lmmn'"),
     (lambda c: c.update(k="three"), "k", "is not of type 'array'"),
@@ -193,3 +195,172 @@ def test_hubness_reduction_joins_the_identity_only_when_set():
         keys.append(spec["parent_key"])
         assert spec["hubness_reduction"]["candidates"] == 100  # defaults filled in
     assert keys[0] == keys[1] != keys[2] and plain["parent_key"] not in keys
+
+
+# ---- errors before any job: parameters, data limits, files (issue 13, section 4) ------------
+
+def _refused(cfg, key, *messages):
+    with pytest.raises(config.ConfigError) as err:
+        check(cfg)
+    assert err.value.key == key, str(err.value)
+    assert "\n" not in str(err.value)
+    for message in messages:
+        assert message in str(err.value), str(err.value)
+    return str(err.value)
+
+
+@pytest.mark.parametrize("method, params, key, message", [
+    ("lmnn", {"n_neighbors": "three"}, "methods.lmnn.params.n_neighbors",
+     "n_neighbors must be an integer >= 1, got 'three'"),
+    ("rmvem", {"eps": 0}, "methods.rmvem.params.eps", "eps must be a number > 0, got 0"),
+    ("rmvem", {"eps": -1}, "methods.rmvem.params.eps", "eps must be a number > 0, got -1"),
+    ("move_labeled", {"lam": -1}, "methods.move_labeled.params.lam",
+     "lam must be a number >= 0, got -1"),
+    ("move_labeled", {"k_grid": [1]}, "methods.move_labeled.params.k_grid",
+     "k_grid needs lam_grid"),
+])
+def test_method_parameters_are_checked_with_the_key_of_the_parameter(method, params, key,
+                                                                      message):
+    cfg = copy.deepcopy(GOOD)
+    cfg["methods"][method] = {"params": params}
+    _refused(cfg, key, f"config error at '{key}': {message}")
+
+
+@pytest.mark.parametrize("mutate, key, messages", [
+    (lambda c: c["methods"].update(nca={"params": {"n_components": 10}}),
+     "methods.nca.params.n_components", ["[1, 4]", "data set 'iris'", "d = 4"]),
+    (lambda c: c["methods"].update(rmvem={"params": {"m": 200}}), "methods.rmvem.params.m",
+     ["m = 200 must be < n_train = 105", "n_train = 105 (holdout, round(0.7 x 150))"]),
+    (lambda c: c.update(k=[200]), "k", ["k = 200 exceeds the n_train = 105"]),
+    (lambda c: c.update(hubness_k=105), "hubness_k", ["n_train - 1 = 104", "train_hubness"]),
+    (lambda c: c.update(k=[105], k_selection="loo"), "k", ["k_selection: loo"]),
+    # d after preprocessing: 2 principal components of wine
+    (lambda c: c["datasets"]["wine"].update(preprocess=[{"pca": 2}]) or
+     c["methods"].update(nca={"params": {"n_components": 3}, "datasets": ["wine"]}),
+     "methods.nca.params.n_components", ["[1, 2]", "data set 'wine'", "d = 2 after preprocessing"]),
+    # 10-fold on iris: 150 - 15 training points
+    (lambda c: c["datasets"].update(iris={"protocol": {"kind": "kfold", "folds": 10}}) or
+     c["methods"].update(rmle={"params": {"m": 135}, "datasets": ["iris"]}),
+     "methods.rmle.params.m", ["n_train = 135 (10-fold: 150 - ceil(150 / 10))"]),
+    (lambda c: c["datasets"].update(spectf={"protocol": {"kind": "given"}}) or
+     c["methods"].update(rmvem={"params": {"m_grid": [10, 80]}, "datasets": ["spectf"]}),
+     "methods.rmvem.params.m_grid", ["m = 80 must be < n_train = 80",
+                                     "the given split's training part"]),
+    (lambda c: c["datasets"].update(ecoli={"drop_classes_below": 3}) or
+     c["methods"].update(lda={"params": {"n_components": 6}, "datasets": ["ecoli"]}),
+     "methods.lda.params.n_components", ["min(classes - 1, d) = 5", "keeps 332 of 336"]),
+    (lambda c: c["datasets"].update(iris={"preprocess": [{"pca": 5}]}), "datasets.iris.preprocess",
+     ["pca = 5 components", "min(n, d) = 4"]),
+    (lambda c: c["datasets"].update(iris={"protocol": {"kind": "given"}}), "datasets.iris.protocol",
+     ["'iris' has none"]),
+    (lambda c: c.update(protocol={"kind": "holdout", "train_size": 149}), "protocol",
+     ["impossible"]),
+])
+def test_data_dependent_limits_stop_before_any_job(mutate, key, messages):
+    cfg = copy.deepcopy(GOOD)
+    mutate(cfg)
+    _refused(cfg, key, *messages)
+
+
+def test_a_classifier_is_not_limited_by_k():
+    cfg = copy.deepcopy(GOOD)
+    cfg["methods"] = {"klhp": None}
+    cfg["k"] = [200]
+    check(cfg)
+
+
+@pytest.mark.parametrize("dataset, threshold, counts", [
+    ("wine", 60, "class_0: 59, class_1: 71, class_2: 48"),
+    ("iris", 51, "setosa: 50, versicolor: 50, virginica: 50"),
+])
+def test_drop_classes_below_must_leave_two_classes_before_any_job(dataset, threshold, counts):
+    cfg = copy.deepcopy(GOOD)
+    cfg["datasets"][dataset] = {"drop_classes_below": threshold}
+    _refused(cfg, f"datasets.{dataset}.drop_classes_below", f"data set '{dataset}'",
+             f"drop_classes_below = {threshold}", counts)
+
+
+def test_a_singleton_class_is_refused_unless_dropped():
+    cfg = copy.deepcopy(GOOD)
+    cfg["datasets"]["lymphography"] = None  # classes of 2, 81, 61 and 4 samples
+    cfg["methods"] = {"euclidean": None}
+    check(cfg)
+    cfg["datasets"]["lymphography"] = {"drop_classes_below": 82}
+    _refused(cfg, "datasets.lymphography.drop_classes_below", "keeps 0 of its 4 classes")
+
+
+def test_schema_defaults_are_filled_as_snakemake_fills_them():
+    import snakemake.utils
+
+    for path in sorted((REPO / "config").rglob("*.yaml")):
+        ours = config.read(path)
+        theirs = copy.deepcopy(ours)
+        config.validate_schema(ours, fill_defaults=True)
+        snakemake.utils.validate(theirs, str(config.SCHEMA_PATH))
+        assert ours == theirs, path
+
+
+@pytest.mark.parametrize("text, where, problem", [
+    ("benchmark: t\ndatasets:\n  iris: {protocol: {kind: holdout}\nmethods: {}\n",
+     "line 4, column 1", "expected ',' or '}'"),
+    ("benchmark: t\ndatasets:\n  iris:\n methods: x\n", "line 4, column 2", "expected <block end>"),
+    ("benchmark: t\n\tk: [1]\n", "line 2, column 1", "cannot start any token"),
+    ("benchmark: t\nk: [1]\ndatasets: {iris: }\nk: [3]\n", "line 4, column 1",
+     "duplicate key 'k' (first given on line 2)"),
+])
+def test_a_file_that_is_not_yaml_names_file_line_and_column(tmp_path, text, where, problem):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(config.ConfigFileError) as err:
+        config.load(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}, {where}: ") and problem in message
+    assert "\n" not in message
+
+
+def test_merge_keys_may_be_overridden(tmp_path):
+    path = tmp_path / "merge.yaml"
+    path.write_text("benchmark: t\ndatasets: {iris: }\nbase: &b {lam: 1.0, n_targets: 1}\n")
+    assert config.read(path)["base"] == {"lam": 1.0, "n_targets": 1}
+    path.write_text("benchmark: t\ndatasets: {iris: }\nmethods:\n  a: &b {method: move_labeled}\n"
+                    "  b: {<<: *b, params: {lam: 2.0}}\n")
+    assert config.load(path)["methods"]["b"] == {"method": "move_labeled", "params": {"lam": 2.0}}
+
+
+def test_a_missing_file_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="config file .*nope.yaml does not exist"):
+        config.load(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize("text, line", [
+    ("benchmark: t\ndatasets:\n  iris: {protocol: {kind: holdout}\nmethods: {}\n",
+     "bad.yaml, line 4, column 1: "),
+    ("benchmark: t\ncolour: blue\ndatasets: {iris: }\nmethods: {euclidean: }\n",
+     "config error at 'colour': unknown key"),
+    ("benchmark: t\ndatasets: {iris: }\nmethods: {rmvem: {params: {eps: 0}}}\n",
+     "config error at 'methods.rmvem.params.eps': eps must be a number > 0, got 0"),
+    ("benchmark: t\ndatasets: {iris: }\nmethods: {euclidean: }\nk: [200]\n",
+     "config error at 'k': k = 200 exceeds the n_train = 105 training points"),
+    (None, "config file"),
+])
+def test_check_config_prints_one_line_and_no_traceback(tmp_path, capsys, text, line):
+    from dmlbench import cli
+
+    path = tmp_path / "bad.yaml"
+    if text is not None:
+        path.write_text(text)
+    assert cli.main(["check-config", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("dmlbench check-config: error: ") and line in err
+
+
+def test_hubness_reduction_limits_are_checked_on_the_training_part_before_any_job():
+    cfg = copy.deepcopy(GOOD)  # iris: 105 training points of 150 (70 %)
+    cfg["methods"]["lmnn"]["hubness_reduction"] = {"kind": "nicdm", "k": 110, "candidates": 120}
+    _refused(cfg, "methods.lmnn.hubness_reduction.k", "k = 110 exceeds the n_train - 1")
+    cfg["methods"]["lmnn"]["hubness_reduction"] = {"kind": "mutual_proximity", "candidates": 3,
+                                                   "exact_max": 50}
+    _refused(cfg, "methods.lmnn.hubness_reduction.candidates", "candidates = 3 is fewer than the 10")
+    cfg["methods"]["lmnn"]["hubness_reduction"]["exact_max"] = 2000  # every pair: no candidates
+    check(cfg)

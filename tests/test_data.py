@@ -434,9 +434,8 @@ def test_a_job_runs_on_a_sparse_data_set_through_sparse_pca(tmp_path, monkeypatc
     monkeypatch.setitem(data.REGISTRY, "toy-sparse", spec)
     cfg = config.check({"benchmark": "t", "data": {"cache": str(tmp_path)},
                         "protocol": {"kind": "holdout", "repeats": 1, "train_fraction": 0.7},
-                        "datasets": {"toy-sparse": {"preprocess": ["shigeto-2017-pca300"]}},
+                        "datasets": {"toy-sparse": {"preprocess": [{"pca": 5}, "center"]}},
                         "methods": {"euclidean": None}})
-    cfg["datasets"]["toy-sparse"]["preprocess"] = [{"pca": 5}, "center"]
     ds = data.ensure("toy-sparse", tmp_path)
     protocol = config.dataset_protocol(cfg, "toy-sparse")
     splits = protocols.make_splits(ds.y, protocol, 0)
@@ -512,3 +511,18 @@ def test_dexter_with_cosine_distances_shows_the_published_hubness():
     assert np.mean(nk == 0) == pytest.approx(0.267, abs=0.0005)
     votes = ds.y[ind].sum(axis=1)  # labels 0/1, k = 5: no ties
     assert np.mean((votes >= 3) == ds.y) == pytest.approx(0.8033, abs=0.00005)
+
+
+def test_given_split_sizes_are_pinned_and_checked(monkeypatch):
+    """`given_train` (what config checks read before any job) is the training part's size."""
+    for name in ("monks-1", "monks-2", "monks-3"):
+        assert len(data.build(name).given_split["train"]) == data.REGISTRY[name].given_train
+    spec = data.REGISTRY["monks-1"]
+    monkeypatch.setitem(data.REGISTRY, "monks-1", type(spec)(**{**spec.__dict__,
+                                                                "given_train": 125}))
+    with pytest.raises(ValueError, match="training part of 124 rows, the registry expects 125"):
+        data.build("monks-1")
+    spec = data.REGISTRY["iris"]
+    monkeypatch.setitem(data.REGISTRY, "iris", type(spec)(**{**spec.__dict__, "given_train": 100}))
+    with pytest.raises(ValueError, match="training part of None rows, the registry expects 100"):
+        data.build("iris")

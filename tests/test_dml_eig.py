@@ -131,10 +131,10 @@ def test_mu_chosen_by_cross_validation():
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"mu": 0.0}, "mu must be a finite number > 0"),
-    ({"mu_grid": [1e-3, 0.0]}, "mu_grid must be a non-empty list of finite numbers > 0"),
-    ({"dissimilar": "some"}, "dissimilar must be 'all' or an integer"),
-    ({"n_similar": 0}, "n_similar must be an integer >= 1"),
+    ({"mu": 0.0}, "mu must be a number > 0"),
+    ({"mu_grid": [1e-3, 0.0]}, "mu_grid must be a non-empty list \\(each item a number > 0\\)"),
+    ({"dissimilar": "some"}, "dissimilar must be 'all' or an integer >= 1"),
+    ({"n_similar": 0}, "n_similar must be 'all' or an integer >= 1"),
     ({"k_grid": [1]}, "k_grid needs mu_grid"),
     ({"solver": "newton"}, "solver must be one of"),
 ])
@@ -142,3 +142,11 @@ def test_bad_parameters_are_named(params, message):
     X, y = blobs()
     with pytest.raises(ValueError, match=message):
         DMLEig(**params).fit(X, y)
+
+
+def test_all_similar_pairs_are_every_same_class_pair():
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(12, 3)), np.repeat([0, 1, 2], 4)
+    pairs = similar_pairs(X, y, "all")
+    expected = {(i, j) for i in range(12) for j in range(i + 1, 12) if y[i] == y[j]}
+    assert {tuple(sorted(p)) for p in pairs} == expected and len(pairs) == len(expected)

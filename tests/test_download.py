@@ -270,7 +270,7 @@ def news(tmp_path, toy, monkeypatch):
     archive = RemoteFile("20news-bydate.tar.gz", (), f"sha256:{sha}")
     spec = toy(DatasetSpec("toy-news", "download", 6, 10, 2, files=(archive,),
                            group="scikit-learn", parse=fetchers.twenty_newsgroups, sparse=True,
-                           keep_constant_features=True))
+                           keep_constant_features=True, given_train=4))
     return spec, mirror, cache_dir, marker
 
 

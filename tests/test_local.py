@@ -192,18 +192,18 @@ def test_relative_eps_makes_the_literal_metric_scale_equivariant():
 
 
 @pytest.mark.parametrize("name, params, message", [
-    ("rmvem", {"m": 1}, "m >= 2"),
-    ("rmvem", {"m": 30}, "must be < n = 30"),
+    ("rmvem", {"m": 1}, "m must be an integer >= 2 or None, got 1"),
+    ("rmvem", {"m": 30}, "m = 30 must be < n_train = 30"),
     ("rmvem", {"m_grid": [4, 40]}, "m_grid: m = 40"),
-    ("rmvem", {"eps": 0.0}, "eps must be > 0"),
-    ("rmle", {"eps": -1e-4}, "eps must be > 0"),
+    ("rmvem", {"eps": 0.0}, "eps must be a number > 0"),
+    ("rmle", {"eps": -1e-4}, "eps must be a number > 0"),
     ("rmvem", {"form": "mahalanobis"}, "form must be one of"),
     ("rmvem", {"rank": 0}, "rank must be"),
     ("rmvem", {"k_select": [30]}, "k_select"),
-    ("minivenn", {"tau": 0.0}, "tau is a threshold"),
-    ("minivenn", {"tau_grid": [0.1, 1.5]}, "tau is a threshold"),
-    ("minivenn", {"rho": 1.5}, "rho must be in"),
-    ("minivenn", {"rho_grid": [-0.1]}, "rho must be in"),
+    ("minivenn", {"tau": 0.0}, "tau must be a number in \\(0, 1\\)"),
+    ("minivenn", {"tau_grid": [0.1, 1.5]}, "tau_grid must be a non-empty list"),
+    ("minivenn", {"rho": 1.5}, "rho must be a number in \\[0, 1\\]"),
+    ("minivenn", {"rho_grid": [-0.1]}, "rho_grid must be a non-empty list"),
     ("rmvem", {"eps_scale": "local"}, "eps_scale"),
     ("rmvem", {"neighbourhood": "cityblock"}, "neighbourhood"),
 ])

@@ -303,10 +303,10 @@ def test_bold_driver_treats_an_overflowing_step_as_a_failed_one():
     ("nca", {"optimizer": "newton"}, "optimizer must be one of"),
     ("nca_mb", {"clustering": "kmeans"}, "clustering must be one of"),
     ("nca_cs", {"optimizer": "sgd", "batch_size": None}, "needs a batch_size"),
-    ("nca_sl", {"t0": 0}, "t0 must be > 0"),
-    ("nca_sl_kd", {"epsilon_max": -1}, "epsilon_max must be >= 0"),
+    ("nca_sl", {"t0": 0}, "t0 must be a number > 0"),
+    ("nca_sl_kd", {"epsilon_max": -1}, "epsilon_max must be a number >= 0"),
     ("nca", {"validation_fraction": 0.7}, "validation_fraction"),
-    ("nca_cs_back", {"beta": 1.5}, "beta must be in"),
+    ("nca_cs_back", {"beta": 1.5}, "beta must be a number in \\[0, 1\\)"),
 ])
 def test_bad_parameters_are_named(name, params, message):
     X, y = overlapping()

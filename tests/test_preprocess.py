@@ -151,11 +151,12 @@ def test_normalize_gives_unit_rows_dense_and_sparse_and_may_precede_a_sparse_pca
 def _sklearn(steps, X_train, X_test):
     from sklearn.decomposition import PCA
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+    from sklearn.preprocessing import FunctionTransformer, MinMaxScaler, StandardScaler
 
     unit = FunctionTransformer(lambda X: X / np.linalg.norm(X, axis=1, keepdims=True))
     parts = [PCA(s["pca"], svd_solver="full") if isinstance(s, dict) else
              unit if s == "normalize" else
+             MinMaxScaler() if s == "minmax" else
              StandardScaler(with_std=s == "zscore") for s in steps]
     pipe = make_pipeline(*parts)
     return pipe.fit_transform(X_train), pipe.transform(X_test), pipe
@@ -165,7 +166,10 @@ def _sklearn(steps, X_train, X_test):
                                    [{"pca": 4}], ["center", {"pca": 0.9}, "zscore"],
                                    ["normalize"], ["normalize", "center", {"pca": 3}],
                                    ["zscore", "normalize"],
-                                   ["center", {"pca": 3}, "normalize", "zscore"]])
+                                   ["center", {"pca": 3}, "normalize", "zscore"],
+                                   ["minmax"], ["minmax", {"pca": 3}], ["zscore", "minmax"],
+                                   ["minmax", "zscore"], [{"pca": 3}, "minmax"],
+                                   ["normalize", "minmax"], ["minmax", "normalize", "zscore"]])
 def test_streamed_steps_equal_scikit_learn(steps, monkeypatch):
     # chunks of 7 rows: the moments and the maps are accumulated over many chunks
     monkeypatch.setattr(preprocessing, "CHUNK_BYTES", 7 * 8 * X_TRAIN.shape[1])
@@ -196,3 +200,78 @@ def test_more_features_than_training_points_uses_the_svd():
     ref, ref_test, _ = _sklearn(["zscore", {"pca": 5}], X_train, X_test)
     np.testing.assert_allclose(np.abs(ours_test), np.abs(ref_test), atol=1e-9)
     assert info["d_out"] == 5
+
+
+def test_minmax_maps_the_training_range_to_the_unit_interval():
+    from sklearn.preprocessing import MinMaxScaler
+
+    Xtr, Xte, info = preprocessing.fit_transform(["minmax"], X_TRAIN, X_TEST)
+    np.testing.assert_allclose(Xtr.min(0), 0, atol=1e-15)
+    np.testing.assert_allclose(Xtr.max(0), 1, atol=1e-15)
+    lo, hi = X_TRAIN.min(0), X_TRAIN.max(0)
+    np.testing.assert_allclose(Xte, (X_TEST - lo) / (hi - lo), atol=1e-12)  # not clipped
+    assert Xte.min() < 0 and Xte.max() > 1 and info["d_out"] == 5
+    ref = MinMaxScaler().fit(X_TRAIN)
+    np.testing.assert_allclose(Xte, ref.transform(X_TEST), atol=1e-15)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_minmax_maps_a_feature_constant_on_the_training_part_to_zero(streamed):
+    from sklearn.preprocessing import MinMaxScaler
+
+    X_train = X_TRAIN.copy()
+    X_train[:, 2] = 4.2
+    if streamed:
+        X = np.concatenate([X_train, X_TEST])
+        ours, ours_test, _ = preprocessing.fit_transform_rows(["minmax"], X, np.arange(60),
+                                                              np.arange(60, 90))
+    else:
+        ours, ours_test, _ = preprocessing.fit_transform(["minmax"], X_train, X_TEST)
+    np.testing.assert_array_equal(ours[:, 2], 0.0)
+    # scikit-learn's rule: the range of a constant feature is taken as 1, so x -> x - min
+    np.testing.assert_allclose(ours_test[:, 2], X_TEST[:, 2] - 4.2, atol=1e-12)
+    ref = MinMaxScaler().fit(X_train)
+    np.testing.assert_allclose(ours, ref.transform(X_train), atol=1e-12)
+    np.testing.assert_allclose(ours_test, ref.transform(X_TEST), atol=1e-12)
+
+
+@pytest.mark.parametrize("steps, n, d", [
+    ([], 40, 7), (["zscore", {"pca": 3}], 40, 7), ([{"pca": "all"}], 20, 50),
+    (["chang-2012-undersampled"], 60, 30), ([{"image_crop": 2}, {"gaussian_blur": 0.5}], 30, 64),
+    ([{"image_crop": 1}, {"pca": 5}], 30, 36), (["center", {"pca": 7}, "zscore"], 15, 9),
+])
+def test_output_dim_is_the_fitted_steps_output(steps, n, d):
+    """What config checks use before any job equals the features the fitted steps give."""
+    X = np.random.default_rng(n + d).normal(size=(n + 10, d))
+    train, test = np.arange(n), np.arange(n, n + 10)
+    Xtr, Xte, _ = preprocessing.fit_transform_rows(steps, X, train, test)
+    assert preprocessing.output_dim(steps, n, d) == (Xtr.shape[1], True)
+    assert Xte.shape[1] == Xtr.shape[1]
+
+
+def test_output_dim_of_a_variance_fraction_is_an_upper_bound():
+    X = np.random.default_rng(0).normal(size=(40, 12)) * np.arange(1, 13)
+    for n, q in ((40, 0.5), (40, 0.99), (8, 0.99)):
+        Xtr, _, _ = preprocessing.fit_transform_rows([{"pca": q}], X, np.arange(n),
+                                                     np.arange(n, 40))
+        bound, exact = preprocessing.output_dim([{"pca": q}], n, 12)
+        assert not exact and Xtr.shape[1] <= bound == min(n, 12)
+
+
+@pytest.mark.parametrize("steps, n, d, sparse, message", [
+    ([{"pca": 9}], 30, 8, False, r"min\(n, d\) = 8"),
+    ([{"pca": 30}], 30, 100, True, r"min\(n, d\) - 1 = 29"),
+    ([{"image_crop": 1}], 30, 10, False, "not a square number"),
+    ([{"image_crop": 2}], 30, 16, False, "leaves no pixel"),
+    ([], 30, 100, True, "the data set is sparse"),
+])
+def test_output_dim_raises_what_fitting_raises(steps, n, d, sparse, message):
+    with pytest.raises(ValueError, match=message):
+        preprocessing.output_dim(steps, n, d, sparse)
+    X = np.random.default_rng(0).normal(size=(n + 5, d))
+    if sparse:
+        import scipy.sparse as sp
+
+        X = sp.csr_matrix(X)
+    with pytest.raises(ValueError, match=message):
+        preprocessing.fit_transform_rows(steps, X, np.arange(n), np.arange(n, n + 5))

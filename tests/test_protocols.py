@@ -120,3 +120,48 @@ def test_dropping_classes_must_leave_two_classes(threshold, kept):
 def test_a_single_class_cannot_be_split():
     with pytest.raises(ValueError, match="data set 'one' has a single class"):
         protocols.make_splits(np.zeros(10), {"kind": "holdout", "repeats": 1}, 0, dataset="one")
+
+
+@pytest.mark.parametrize("protocol", [
+    {"kind": "holdout", "repeats": 3, "train_fraction": 0.7},
+    {"kind": "holdout", "repeats": 2, "train_fraction": 0.33},
+    {"kind": "holdout", "repeats": 2, "train_size": 41, "test_size": 30},
+    {"kind": "kfold", "folds": 10, "repeats": 2},
+    {"kind": "kfold", "folds": 7},
+    {"kind": "kfold", "folds": 3},
+    {"kind": "loo"},
+])
+@pytest.mark.parametrize("counts", [[50, 30, 20], [13, 2, 40, 7], [49, 48]])
+def test_smallest_training_part_is_that_of_the_splits(protocol, counts):
+    """What config checks use before any job equals the fewest training points of the splits
+    made (the reference), for class counts whose folds do not divide evenly."""
+    y = np.random.default_rng(len(counts)).permutation(np.repeat(np.arange(len(counts)), counts))
+    try:
+        splits = protocols.make_splits(y, protocol, seed=3)
+    except ValueError as err:  # 41 + 30 of 62 points: the same error
+        with pytest.raises(ValueError, match="impossible") as ours:
+            protocols.smallest_training_part(protocol, y.size, len(counts))
+        assert str(ours.value) == str(err)
+        return
+    assert protocols.smallest_training_part(protocol, y.size, len(counts)) == min(
+        s.train.size for s in splits)
+
+
+def test_smallest_training_part_of_a_given_split_and_impossible_sizes():
+    assert protocols.smallest_training_part({"kind": "given"}, 556, 2, given_train=124) == 124
+    with pytest.raises(ValueError, match="'toy' has none"):
+        protocols.smallest_training_part({"kind": "given"}, 100, 3, dataset="toy")
+    with pytest.raises(ValueError, match="impossible"):
+        protocols.smallest_training_part({"kind": "holdout", "train_size": 99}, 100, 3)
+    with pytest.raises(ValueError, match=r"folds must be in \[2, n = 100\]"):
+        protocols.smallest_training_part({"kind": "kfold", "folds": 101}, 100, 3)
+
+
+def test_kept_counts_are_those_make_splits_keeps():
+    y = np.repeat(["a", "b", "c", "d"], [3, 9, 1, 20])
+    kept = protocols.kept_counts({"a": 3, "b": 9, "c": 1, "d": 20}, 3, "toy")
+    splits = protocols.make_splits(y, {"kind": "holdout", "repeats": 1}, 0, dataset="toy",
+                                   drop_classes_below=3)
+    used = np.union1d(splits[0].train, splits[0].test)
+    labels, sizes = np.unique(y[used], return_counts=True)
+    assert kept == dict(zip(labels.tolist(), sizes.tolist()))

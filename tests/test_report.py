@@ -120,3 +120,49 @@ def test_the_hubness_table_shows_pooled_values_where_the_runs_have_them():
     out = pooled_where_present(frame, 5)
     assert out["skewness_n5_mean"].tolist() == [4.2, 1.0]
     assert out["skewness_n5_std"].tolist() == [0.0, 0.1]
+
+
+def k_matched_parents():
+    """Six data sets; euclidean, lda, nca at k = 3 and 5; lmnn_k3 only at k = 3 (n_neighbors
+    matched to the k-NN k)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for d in range(6):
+        for m, shift in (("euclidean", 0.0), ("lda", 0.05), ("nca", 0.002), ("lmnn_k3", 0.03)):
+            row = {"dataset": f"d{d}", "method": m, "run_id": f"{d}{m}", "experiment_id": "1"}
+            for k in ((3,) if m == "lmnn_k3" else (3, 5)):
+                row[f"accuracy_k{k}_mean"] = 0.7 + 0.03 * d + shift + rng.normal(0, 0.002)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_ranks_per_k_leave_out_methods_evaluated_at_other_k():
+    from dmlbench.report import tables
+
+    frame = k_matched_parents()
+    ranks = tables.mean_rank(frame, [3, 5])
+    assert ranks.loc["lda", "k = 3"] == 1 and ranks.loc["lmnn_k3", "k = 3"] == 2
+    assert np.isnan(ranks.loc["lmnn_k3", "k = 5"]) and ranks.loc["lda", "k = 5"] == 1
+    assert tables.complete(tables.values(frame, "accuracy_k5_mean")).shape == (6, 3)
+
+
+def test_bayesian_section_tables_and_simplex_plots(tmp_path):
+    from dmlbench.report.sections import bayesian
+
+    ctx = Context(k_matched_parents(), pd.DataFrame(), tmp_path, 10, [3, 5],
+                  config={"report": {"rope": 0.01}})
+    sec = bayesian.bayesian_section(ctx)
+    figures = [b["src"] for b in sec.blocks if b["kind"] == "figure"]
+    assert figures == ["figures/bayesian_simplex_k3.png", "figures/bayesian_simplex_k5.png"]
+    assert all((tmp_path / f).stat().st_size > 0 for f in figures)
+    k3 = pd.read_csv(tmp_path / "tables/bayesian_k3.csv")
+    k5 = pd.read_csv(tmp_path / "tables/bayesian_k5.csv")
+    assert len(k3) == 6 and len(k5) == 3 and "lmnn_k3" not in set(k5["A"]) | set(k5["B"])
+    np.testing.assert_allclose(k3[["P(A better)", "P(rope)", "P(B better)"]].sum(axis=1), 1)
+    lda = k3[(k3["A"] == "euclidean") & (k3["B"] == "lda")].iloc[0]
+    assert lda["P(B better)"] > 0.95 and lda["verdict"] == "lda better"  # 5 points, 6 sets
+    nca = k3[(k3["A"] == "euclidean") & (k3["B"] == "nca")].iloc[0]
+    assert nca["P(rope)"] > nca["P(B better)"]  # 0.2 points apart: within the rope
+    one = Context(k_matched_parents().query("method == 'lda'"), pd.DataFrame(), tmp_path, 10,
+                  [3, 5])
+    assert bayesian.bayesian_section(one) is None

@@ -65,3 +65,65 @@ def test_ztest_by_hand():
     assert z == pytest.approx(0.1 / np.sqrt(0.85 * 0.15 * 0.02))
     assert z == pytest.approx(1.980295, abs=1e-6) and p == pytest.approx(0.047670, abs=1e-6)
     assert statistics.ztest_two_proportions(1.0, 1.0, 40, 60) == (0.0, 1.0)
+
+
+# ---- Bayesian signed-rank test (Benavoli et al. 2017)
+
+def test_bayesian_signed_rank_closed_forms_for_one_data_set():
+    # n = 1: weights (w0, w1) ~ Dirichlet(s, 1), z0 = 0, z1 = b - a. If z1 > 2 rope, theta_B =
+    # 1 - w0^2 and B wins iff w0 < 1/sqrt(2): P = 2^(-s/2). If rope < z1 < 2 rope, only the pair
+    # (1, 1) lies beyond the rope: theta_B = w1^2 wins iff w1 > 1/sqrt(2): P = (1 - 2^(-1/2))^s.
+    s, n = 0.5, 400_000
+    tol = 4 * np.sqrt(0.25 / n)
+    far = statistics.bayesian_signed_rank([0.50], [0.60], rope=0.01, prior=s, n_samples=n)
+    assert far.p_b == pytest.approx(2 ** (-s / 2), abs=tol)
+    assert far.p_a == 0 and far.p_rope == pytest.approx(1 - far.p_b)
+    near = statistics.bayesian_signed_rank([0.50], [0.515], rope=0.01, prior=s, n_samples=n,
+                                           random_state=1)
+    assert near.p_b == pytest.approx((1 - 2 ** -0.5) ** s, abs=tol)
+    other_prior = statistics.bayesian_signed_rank([0.6], [0.5], rope=0.01, prior=2.0,
+                                                  n_samples=n, random_state=2)
+    assert other_prior.p_a == pytest.approx(2 ** -1.0, abs=tol)  # mirrored, s = 2
+
+
+def test_bayesian_signed_rank_is_seeded_symmetric_and_sums_to_one():
+    rng = np.random.default_rng(4)
+    a = rng.uniform(0.6, 0.9, 15)
+    b = a + rng.normal(0.01, 0.02, 15)
+    one = statistics.bayesian_signed_rank(a, b, random_state=7, n_samples=20_000)
+    again = statistics.bayesian_signed_rank(a, b, random_state=7, n_samples=20_000)
+    swapped = statistics.bayesian_signed_rank(b, a, random_state=7, n_samples=20_000)
+    assert (one.p_a, one.p_rope, one.p_b) == (again.p_a, again.p_rope, again.p_b)
+    assert swapped.p_a == pytest.approx(one.p_b) and swapped.p_b == pytest.approx(one.p_a)
+    assert one.p_a + one.p_rope + one.p_b == pytest.approx(1)
+    np.testing.assert_allclose(one.samples.sum(axis=1), 1)
+    assert one.samples.shape == (20_000, 3) and one.samples.min() >= -1e-12
+    wide = statistics.bayesian_signed_rank(a, b, rope=0.5, n_samples=1000)
+    assert wide.p_rope == 1
+
+
+def test_bayesian_signed_rank_equals_baycomp_on_the_same_draws():
+    baycomp = pytest.importorskip("baycomp")
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0.6, 0.9, 18)
+    b = a + rng.normal(0.01, 0.02, 18)
+    for rope in (0.01, 0.0):
+        ours = statistics.bayesian_signed_rank(a, b, rope=rope, n_samples=20_000,
+                                               random_state=np.random.RandomState(0))
+        theirs = baycomp.SignedRankTest.probs(a, b, rope=rope, nsamples=20_000, random_state=0)
+        if rope == 0:  # baycomp then returns (left, right) only
+            theirs = (theirs[0], 0.0, theirs[1])
+        np.testing.assert_allclose((ours.p_a, ours.p_rope, ours.p_b), theirs, atol=2e-3)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"a": [0.5, 0.6], "b": [0.5]}, "paired scores"),
+    ({"a": [0.5, np.nan], "b": [0.5, 0.6]}, "must be finite"),
+    ({"rope": -0.1}, "rope must be >= 0"),
+    ({"prior": 0.0}, "prior .* must be > 0"),
+    ({"n_samples": 0}, "n_samples must be a positive integer"),
+])
+def test_bayesian_signed_rank_bad_input_is_named(kwargs, message):
+    args = {"a": [0.5, 0.6], "b": [0.55, 0.6], **kwargs}
+    with pytest.raises(ValueError, match=message):
+        statistics.bayesian_signed_rank(**args)

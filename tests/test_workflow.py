@@ -4,7 +4,7 @@ the project, then MLflow, the report, no-op reruns, targeted reruns and config e
 import mlflow
 import pytest
 import yaml
-from conftest import copy_project, snakemake
+from conftest import REPO, copy_project, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
@@ -76,6 +76,9 @@ def test_changing_one_methods_params_reruns_only_its_jobs(smoke_run, tmp_path):
     ({"datasets": {"nosuchset": None}}, "datasets.nosuchset"),
     ({"methods": {"nosuchmethod": None}}, "methods.nosuchmethod"),
     ({"hubness_k": "ten"}, "hubness_k"),
+    ({"k": [500]}, "config error at 'k': k = 500 exceeds the n_train"),
+    ({"methods": {"lmnn": {"params": {"n_neighbors": "three"}}}},
+     "config error at 'methods.lmnn.params.n_neighbors'"),
 ])
 def test_config_errors_stop_before_any_job(tmp_path, patch, message):
     work = copy_project(tmp_path)
@@ -89,7 +92,27 @@ def test_config_errors_stop_before_any_job(tmp_path, patch, message):
     result = snakemake(work, "--cores", "1", "--configfile", "config/bad.yaml")
     assert result.returncode != 0
     assert message in result.stderr + result.stdout
+    assert len((result.stderr + result.stdout).splitlines()) < 8  # no schema dump
     assert not (work / "resources").exists() and not (work / "results").exists()
+
+
+def test_a_bad_parameter_stops_a_dry_run_with_one_line_and_no_file(tmp_path):
+    """Issue 13, section 4: refused before any job (even in a dry run), on one line naming the
+    key (Snakemake frames it with 'WorkflowError in file ...' and the line of the raise), and
+    no schema dump."""
+    work = copy_project(tmp_path)
+    before = sorted(p.relative_to(work) for p in work.rglob("*"))
+    cfg = yaml.safe_load((work / "config/smoke.yaml").read_text())
+    cfg["methods"]["rmvem"] = {"params": {"eps": 0}}
+    (work / "config/bad.yaml").write_text(yaml.safe_dump(cfg))
+    result = snakemake(work, "-n", "--configfile", "config/bad.yaml")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    line = "config error at 'methods.rmvem.params.eps': eps must be a number > 0, got 0"
+    assert [text for text in out.splitlines() if "config error" in text] == [line]
+    assert len(out.splitlines()) < 8, out
+    after = sorted(p.relative_to(work) for p in work.rglob("*") if p.name != "bad.yaml")
+    assert after == before
 
 
 def _tables(folder):
@@ -132,3 +155,23 @@ def test_a_changed_published_record_is_refused(smoke_run, tmp_path):
     record.write_text(record.read_text().replace('"accuracy_k1": ', '"accuracy_k1": 0.0 + ', 1))
     with pytest.raises(ValueError, match="does not match"):
         publish.rebuild(copy / "records", tmp_path / "rebuilt")
+
+
+def test_a_committed_report_is_rebuilt_from_its_records(tmp_path):
+    """The published Shigeto 2017 report, rebuilt from its committed records alone: the same
+    tables (numbers to 1e-9 relative: the aggregation may sum in another order elsewhere)."""
+    import numpy as np
+    import pandas as pd
+
+    from dmlbench import publish
+
+    published = REPO / "reports" / "shigeto-2017"
+    rebuilt = publish.rebuild(published / "records", tmp_path / "shigeto-2017")
+    ours, theirs = _tables(published / "tables"), _tables(rebuilt.parent / "tables")
+    assert ours.keys() == theirs.keys() and len(ours) > 10
+    for name, table in ours.items():
+        other = theirs[name]
+        numeric = table.select_dtypes("number").columns
+        text = [c for c in table.columns if c not in numeric]
+        pd.testing.assert_frame_equal(table[text], other[text], obj=name)
+        assert np.allclose(table[numeric], other[numeric], rtol=1e-9, equal_nan=True), name

@@ -20,7 +20,7 @@ import os
 import sys
 from pathlib import Path
 
-PAPER_IDS = ("am07", "am17", "ch12", "on11", "sh17")  # dmlbench.data.PAPERS, without importing it
+PAPER_IDS = ("am07", "am17", "ch12", "on11", "sh17", "su21")  # dmlbench.data.PAPERS, without importing it
 
 
 def _datasets(args) -> None:
@@ -113,7 +113,8 @@ def _split(args) -> None:
     ds = data.load(args.name, args.cache)
     protocol = json.loads(args.protocol)
     splits = protocols.make_splits(ds.y, protocol, args.seed, given=ds.given_split,
-                                   dataset=args.name, drop_classes_below=args.drop_classes_below)
+                                   dataset=args.name, drop_classes_below=args.drop_classes_below,
+                                   given_folds=ds.given_folds)
     protocols.save_splits(args.out, splits, protocol, args.seed, ds.meta["sha256"])
     print(f"{args.name}: {len(splits)} splits -> {args.out}")
 

@@ -1,13 +1,15 @@
 """Benchmark configuration: schema validation, semantic checks, defaults, and the job list.
 
-The Snakefile validates the config with Snakemake's `validate` against
-`workflow/schemas/config.schema.yaml`, then calls `check` here; the CLI calls `load`, which does
-both. Every error names the config key that is wrong.
+The Snakefile validates the config with `validate_schema` (against
+`workflow/schemas/config.schema.yaml`), then calls `check` here; the CLI calls `load`, which reads
+the file and does both. Every error is one line naming the config key that is wrong (or, for a
+file that is not YAML, the file, line and column), before any job runs.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,16 +44,34 @@ def schema() -> dict:
     return yaml.safe_load(SCHEMA_PATH.read_text())
 
 
-def validate_schema(config: dict) -> None:
-    """JSON-schema validation with an error that names the offending key."""
+def validate_schema(config: dict, fill_defaults: bool = False) -> None:
+    """JSON-schema validation; the first error (in key order) as a one-line `ConfigError` naming
+    the key (an unknown key by its own name). `fill_defaults` writes the schema's defaults into
+    `config` as Snakemake's `validate` does (the Snakefile's config keeps its former content)."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    cls = jsonschema.Draft202012Validator
+    if fill_defaults:
+        def set_defaults(validator, properties, instance, subschema):
+            for name, sub in properties.items():
+                if "default" in sub and isinstance(instance, dict):
+                    instance.setdefault(name, copy.deepcopy(sub["default"]))
+            yield from jsonschema.Draft202012Validator.VALIDATORS["properties"](
+                validator, properties, instance, subschema)
+        cls = jsonschema.validators.extend(cls, {"properties": set_defaults})
+    errors = sorted(cls(schema()).iter_errors(config),
+                    key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         err = errors[0]
-        key = ".".join(str(p) for p in err.absolute_path) or "<top level>"
-        raise ConfigError(key, err.message)
+        path = [str(p) for p in err.absolute_path]
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            known = sorted(err.schema.get("properties", {}))
+            unknown = sorted(set(err.instance) - set(known))[0]
+            close = difflib.get_close_matches(unknown, known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(".".join([*path, unknown]), f"unknown key{hint}; the keys here "
+                              f"are {', '.join(known)}")
+        raise ConfigError(".".join(path) or "<top level>", " ".join(err.message.split()))
 
 
 def with_defaults(config: dict) -> dict:
@@ -70,6 +90,7 @@ def check(config: dict) -> dict:
     """Semantic checks beyond the schema; returns the config with defaults filled in."""
     from .data import registry as data_registry
     from .methods import registry as method_registry
+    from .methods.parameters import ParameterError
     from .run import job as run_job
 
     config = with_defaults(config)
@@ -85,6 +106,11 @@ def check(config: dict) -> dict:
                               "give either train_fraction or train_size, not both")
         if protocol["kind"] == "kfold" and "folds" not in protocol:
             raise ConfigError(f"datasets.{label}.protocol", "kind kfold needs `folds`")
+        if (protocol["kind"] == "given_folds"
+                and not data_registry.get(name).extras.get("given_folds")):
+            raise ConfigError(f"datasets.{label}.protocol",
+                              f"kind given_folds needs a data set with published folds; '{name}' "
+                              "has none (the keel-* data sets have them)")
         if protocol["kind"] == "loo" and entry.get("drop_classes_below"):
             raise ConfigError(f"datasets.{label}.drop_classes_below",
                               "leave-one-out makes one split per sample of the whole data set; "
@@ -93,9 +119,12 @@ def check(config: dict) -> dict:
         name = entry.get("method", label)
         try:
             method_registry.make(name, entry.get("params"))
+            method_registry.get(name).check_parameters(entry.get("params") or {})
         except KeyError as err:
             raise ConfigError(f"methods.{label}.method" if "method" in entry else f"methods.{label}",
                               err.args[0]) from None
+        except ParameterError as err:
+            raise ConfigError(f"methods.{label}.params.{err.parameter}", str(err)) from None
         except (TypeError, ValueError) as err:
             raise ConfigError(f"methods.{label}.params", str(err)) from None
         try:
@@ -112,15 +141,56 @@ def check(config: dict) -> dict:
         for ds in (config.get(kind) or {}).get("datasets", []):
             if ds not in config["datasets"]:
                 raise ConfigError(f"{kind}.datasets", f"'{ds}' is not a data-set label of this config")
+    check_data_limits(config)
     return config
+
+
+class ConfigFileError(ValueError):
+    """A config file that cannot be read as YAML: the message names the file, line and column."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last one
+    silently); merge keys (``<<: *anchor``) may still be overridden."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key '{key}' (first given on line {seen[key] + 1})",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
+
+
+def read(path: str | Path) -> dict:
+    """The YAML content of a config file; `ConfigFileError` (one line: file, line, column and
+    the problem) when it cannot be parsed, `FileNotFoundError` when it does not exist."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"config file {path} does not exist")
+    try:
+        content = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
+    except yaml.MarkedYAMLError as err:
+        def at(mark):
+            return f"line {mark.line + 1}, column {mark.column + 1}"
+        mark = err.problem_mark or err.context_mark
+        message = f"{path}, {at(mark)}: {err.problem or err.context}"
+        if err.context and err.problem and err.context_mark:
+            message += f" ({err.context} that starts on {at(err.context_mark)})"
+        raise ConfigFileError(" ".join(message.split())) from None
+    except yaml.YAMLError as err:
+        raise ConfigFileError(f"{path}: {' '.join(str(err).split())}") from None
+    return content if content is not None else {}
 
 
 def load(path: str | Path) -> dict:
     """Read, validate and check a config file."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"config file {path} does not exist")
-    config = yaml.safe_load(path.read_text()) or {}
+    config = read(path)
     validate_schema(config)
     return check(config)
 
@@ -184,8 +254,9 @@ def jobs(config: dict) -> list[Job]:
 
     out = []
     for ds in config["datasets"]:
-        n = protocols.n_splits(dataset_protocol(config, ds),
-                               n_samples=data_registry.get(dataset_name(config, ds)).n)
+        spec = data_registry.get(dataset_name(config, ds))
+        n = protocols.n_splits(dataset_protocol(config, ds), n_samples=spec.n,
+                               n_folds=spec.extras.get("given_folds"))
         for m, entry in config["methods"].items():
             if "datasets" in entry and ds not in entry["datasets"]:
                 continue
@@ -221,7 +292,7 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         "preprocess": dataset_preprocess(config, dataset),
         "method": {"label": method, "name": m_entry.get("method", method),
                    "params": m_entry.get("params") or {}},
-        "k": list(config["k"]),
+        "k": list(m_entry.get("k", config["k"])),
         "hubness_k": int(config["hubness_k"]),
         "k_selection": config["k_selection"],
         "train_hubness": bool(config["train_hubness"]),
@@ -332,6 +403,11 @@ def report_title(config: dict | None, experiment: str) -> str:
     return ((config or {}).get("report") or {}).get("title") or f"dmlbench: {experiment}"
 
 
+def report_rope(config: dict | None, default: float) -> float:
+    """The region of practical equivalence of the Bayesian comparisons (`report.rope`)."""
+    return float(((config or {}).get("report") or {}).get("rope", default))
+
+
 def description(config: dict | None) -> str:
     return (config or {}).get("description", "")
 
@@ -345,3 +421,141 @@ def summary(config: dict) -> str:
     """One line: how many data sets, methods and jobs the config has."""
     return (f"{len(config['datasets'])} data sets, {len(config['methods'])} methods, "
             f"{len(jobs(config))} jobs")
+
+
+# --- data-dependent limits, checked before any job
+
+
+@dataclass(frozen=True)
+class TrainingShape:
+    """What a data set's split with the fewest training points gives its methods: `n_train`
+    points with `d` features (after preprocessing) in `n_classes` classes, each exact or an
+    upper bound, as `where` says (one line, for messages)."""
+
+    n_train: int
+    d: int
+    n_classes: int
+    where: str
+
+
+def training_shape(config: dict, label: str) -> TrainingShape:
+    """The `TrainingShape` of data set `label`, from the registry's n, d and class counts (where
+    pinned), `drop_classes_below`, the protocol (`protocols.smallest_training_part`) and the
+    preprocessing (`preprocessing.output_dim`). `ConfigError` at the responsible key when the
+    class filter keeps fewer than two classes, a class is too small to split, the protocol's
+    sizes are impossible or the preprocessing does not fit the data."""
+    from .data import registry as data_registry
+    from .run import preprocessing
+
+    spec = data_registry.get(dataset_name(config, label))
+    entry = config["datasets"][label]
+    drop = int(entry.get("drop_classes_below") or 0)
+    protocol = dataset_protocol(config, label)
+    given = protocol["kind"] in ("given", "given_folds")
+    n, n_classes, exact_n = spec.n, spec.n_classes, protocol["kind"] != "given_folds"
+    how = ""
+    if spec.class_counts is not None:
+        try:
+            kept = protocols.kept_counts(spec.class_counts, drop, spec.name)
+            if not given:
+                protocols.check_stratifiable(kept, spec.name)
+        except ValueError as err:
+            raise ConfigError(f"datasets.{label}.drop_classes_below" if drop
+                              else f"datasets.{label}", str(err)) from None
+        n, n_classes = sum(kept.values()), len(kept)
+        how = f"; drop_classes_below = {drop} keeps {n} of {spec.n} samples" if drop else ""
+    elif drop:
+        exact_n = False
+        how = (f"; drop_classes_below = {drop} applies when the splits are made: the registry "
+               f"pins no class counts of '{spec.name}'")
+    key = f"datasets.{label}.protocol" if "protocol" in entry else "protocol"
+    try:
+        n_train = protocols.smallest_training_part(protocol, n, n_classes if exact_n else 2,
+                                                   spec.given_train, spec.name)
+    except ValueError as err:
+        raise ConfigError(key, str(err)) from None
+    if protocol["kind"] == "given_folds":
+        how = "published folds: at most n - 1" + how
+    elif given:
+        exact_n = exact_n and n == spec.n
+        n_train = min(n_train, n)
+        how = "the given split's training part" + how
+    elif protocol["kind"] == "holdout":
+        how = ("holdout train_size" if "train_size" in protocol else
+               f"holdout, round({protocol.get('train_fraction', 0.7)} x {n})") + how
+    elif protocol["kind"] == "kfold":
+        how = f"{protocol['folds']}-fold: {n} - ceil({n} / {protocol['folds']})" + how
+    else:
+        how = f"leave-one-out: {n} - 1" + how
+    steps = dataset_preprocess(config, label)
+    key = f"datasets.{label}.preprocess" if "preprocess" in entry else "preprocess"
+    try:
+        d, exact_d = preprocessing.output_dim(steps, n_train, spec.d, spec.sparse)
+    except ValueError as err:
+        raise ConfigError(key, f"{err} (data set '{label}': n_train {'=' if exact_n else '<='} "
+                               f"{n_train}, d = {spec.d})") from None
+    name = f"'{label}'" + (f" ({spec.name})" if spec.name != label else "")
+    where = (f"data set {name}: n_train {'=' if exact_n else '<='} {n_train} ({how}), "
+             f"d {'=' if exact_d else '<='} {d}{' after preprocessing' if steps else ''}")
+    return TrainingShape(n_train, d, n_classes, where)
+
+
+def check_reduction_limits(method: str, entry: dict, depth: int, shape) -> None:
+    """A method's `hubness_reduction` on a training part of `shape`: its local scale's k among
+    the n_train - 1 others, and, above `exact_max` training points, `candidates` at least the
+    `depth` neighbours the evaluation asks for."""
+    from .run import job as run_job
+
+    settings = run_job.reduction_settings(entry.get("method", method),
+                                          entry.get("hubness_reduction"))
+    if settings is None:
+        return
+    key, n = f"methods.{method}.hubness_reduction", shape.n_train
+    if settings.get("k", 0) > n - 1:
+        raise ConfigError(f"{key}.k", f"k = {settings['k']} exceeds the n_train - 1 = {n - 1} "
+                          f"other training points; {shape.where}")
+    if n > settings["exact_max"] and settings["candidates"] < depth:
+        raise ConfigError(f"{key}.candidates", f"candidates = {settings['candidates']} is fewer "
+                          f"than the {depth} neighbours asked (k, hubness_k) above exact_max = "
+                          f"{settings['exact_max']} training points; {shape.where}")
+
+
+def check_data_limits(config: dict) -> None:
+    """Before any job: on every data set (its `training_shape`), the neighbours the evaluation
+    asks for (`k`, `hubness_k`: at most n_train, n_train - 1 for leave-one-out searches), and
+    each method's own limits (`check_data_limits` of its class) on the data sets it runs on.
+    A refusal is one line naming the key; the split with the fewest training points would
+    fail (the numbers are upper bounds where the config leaves them open)."""
+    from .methods import registry as method_registry
+    from .methods.parameters import ParameterError
+    from .run.job import neighbour_depths
+
+    hubness_k = int(config["hubness_k"])
+    for label in config["datasets"]:
+        shape = training_shape(config, label)
+        n = shape.n_train
+        for method, entry in config["methods"].items():
+            if "datasets" in entry and label not in entry["datasets"]:
+                continue
+            cls = method_registry.get(entry.get("method", method))
+            ks = list(entry.get("k", config["k"]))
+            if not cls.predicts_only:
+                depth, loo = neighbour_depths(ks, hubness_k, config["k_selection"],
+                                              bool(config["train_hubness"]))
+                if depth > n:
+                    key = "k" if max(ks) > n else "hubness_k"
+                    raise ConfigError(key, f"{key} = {max(ks) if key == 'k' else hubness_k} "
+                                      f"exceeds the n_train = {n} training points; {shape.where}")
+                if loo > n - 1:
+                    key = "hubness_k" if config["train_hubness"] and hubness_k > n - 1 else "k"
+                    why = ("train_hubness" if key == "hubness_k" else "k_selection: loo")
+                    raise ConfigError(key, f"{key} = {loo} exceeds the n_train - 1 = {n - 1} "
+                                      f"other training points of a leave-one-out search "
+                                      f"({why}); {shape.where}")
+                check_reduction_limits(method, entry, depth, shape)
+            try:
+                cls.check_data_limits(cls.with_defaults(entry.get("params") or {}), n, shape.d,
+                                      shape.n_classes)
+            except ParameterError as err:
+                raise ConfigError(f"methods.{method}.params.{err.parameter}",
+                                  f"{err}; {shape.where}") from None

@@ -60,6 +60,11 @@ class Dataset:
     def given_split(self) -> dict[str, np.ndarray] | None:
         return self.meta.get("_given_split")
 
+    @property
+    def given_folds(self) -> list[dict[str, np.ndarray]] | None:
+        """Published cross-validation folds (`protocol: {kind: given_folds}`), in file order."""
+        return self.meta.get("_given_folds")
+
 
 def array_sha256(X, y: np.ndarray) -> str:
     """sha256 of the float64 features and int64 labels, C order; for a sparse X, of its
@@ -205,8 +210,16 @@ def _checked(spec, raw: RawData) -> Dataset:
                 notes=spec.notes, dmlbench_version=__version__)
     if spec.image_shape is not None:
         meta["image_shape"] = list(spec.image_shape)
+    given_train = None if raw.given_split is None else len(raw.given_split["train"])
+    if given_train != spec.given_train:
+        raise ValueError(f"data set '{name}': its own split has a training part of "
+                         f"{given_train} rows, the registry expects {spec.given_train}")
     if raw.given_split is not None:
         meta["_given_split"] = {k: np.asarray(v, dtype=np.int64) for k, v in raw.given_split.items()}
+    if raw.given_folds is not None:
+        meta["_given_folds"] = [{k: np.asarray(v, dtype=np.int64) for k, v in fold.items()}
+                                for fold in raw.given_folds]
+        meta["given_folds"] = len(raw.given_folds)
     return Dataset(name, X, y, meta)
 
 
@@ -233,7 +246,8 @@ def _fetched_files(spec, cache_dir: Path, mirror, offline: bool, fetch_options: 
                 try:
                     paths[file.name] = download.fetch(
                         file, spec.group, tmp / file.name, mirror=mirror, offline=offline,
-                        content_pinned=spec.array_sha256 is not None, **fetch_options)
+                        content_pinned=spec.array_sha256 is not None,
+                        archive_dir=tmp / ".archives", **fetch_options)
                 except download.DownloadError as err:
                     if problem:
                         raise download.DownloadError(
@@ -297,6 +311,8 @@ def save(dataset: Dataset, cache_dir: str | Path) -> tuple[Path, Path]:
     given = dataset.meta.get("_given_split")
     if given is not None:
         arrays.update({f"split_{k}": v for k, v in given.items()})
+    for i, fold in enumerate(dataset.meta.get("_given_folds") or []):
+        arrays.update({f"fold{i}_{k}": v for k, v in fold.items()})
     write_npz(npz_path, **arrays)
     write_json(json_path, {k: v for k, v in dataset.meta.items() if not k.startswith("_")})
     return npz_path, json_path
@@ -319,6 +335,8 @@ def load(name: str, cache_dir: str | Path) -> Dataset:
             X = sp.csr_matrix((npz["X_data"], npz["X_indices"], npz["X_indptr"]),
                               shape=tuple(npz["X_shape"]))
         given = {k[len("split_"):]: npz[k] for k in npz.files if k.startswith("split_")}
+        folds = [{part: npz[f"fold{i}_{part}"] for part in ("train", "test")}
+                 for i in range(int(meta.get("given_folds", 0)))]
     if array_sha256(X, y) != meta["sha256"]:
         raise ValueError(
             f"cached data set '{name}' ({npz_path}) does not match its recorded sha256; "
@@ -326,6 +344,8 @@ def load(name: str, cache_dir: str | Path) -> Dataset:
         )
     if given:
         meta["_given_split"] = given
+    if folds:
+        meta["_given_folds"] = folds
     return Dataset(name, X, y, meta)
 
 

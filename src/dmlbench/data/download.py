@@ -8,6 +8,10 @@
   leaves a file behind (`dmlbench.files.atomic_path`);
 - a URL ending in ``<name>.Z`` (Unix compress, as UCI serves some files) is decompressed first
   (unlzw3), so the stored file and its checksum are the same whichever source served it;
+- a URL ending in ``.zip`` (or ``.tar``, ``.tar.gz``, ``.tgz``) is an archive holding the file as
+  the member of the same name, in any folder of the archive (as KEEL serves its fold files, one
+  zip per data set); the archive is fetched once per `archive_dir` and the member extracted,
+  so again the stored file and its checksum are the same whichever source served it;
 - ``offline`` skips the public homes: only the mirror is used;
 - a plain ``http://`` mirror (not on this machine's loopback) serves only files with a pinned
   checksum (`dmlbench.data.lock`): anyone on the path could change an unpinned file. A public
@@ -23,9 +27,12 @@ import hashlib
 import shutil
 import socket
 import sys
+import tarfile
+import tempfile
 import time
 import urllib.parse
 import urllib.request
+import zipfile
 from pathlib import Path
 
 from ..files import atomic_path
@@ -66,6 +73,14 @@ def mirror_root(mirror: str | Path | None) -> str | Path | None:
     if text.startswith("file://"):
         return Path(urllib.request.url2pathname(urllib.parse.urlsplit(text).path))
     return Path(text).expanduser()
+
+
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
+
+
+def is_archive(location: str | Path) -> bool:
+    """Whether a public URL names an archive that holds the file (see the module docstring)."""
+    return str(location).lower().endswith(ARCHIVE_SUFFIXES)
 
 
 def sources(file: RemoteFile, group: str, mirror=None, offline: bool = False) -> list[str | Path]:
@@ -126,14 +141,21 @@ def verify_checksum(path: Path, checksum: str | None, label: str) -> None:
 def fetch(file: RemoteFile, group: str, dest: Path, mirror=None, offline: bool = False,
           timeout: tuple[float, float] = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
           backoff: float = DEFAULT_BACKOFF, progress: bool = True,
-          content_pinned: bool = False) -> Path:
+          content_pinned: bool = False, archive_dir: Path | None = None) -> Path:
     """Put `file` at `dest` from the first source that delivers it intact; return `dest`.
-    `content_pinned`: its parsed content is checked against a pin afterwards (`untrusted`)."""
+    `content_pinned`: its parsed content is checked against a pin afterwards (`untrusted`).
+    Archives named by public URLs are kept in `archive_dir` (reused by the next file from the
+    same archive; the caller removes the directory), or, without it, in a temporary directory
+    removed on return."""
     candidates = sources(file, group, mirror, offline)
     if not candidates:
         raise DownloadError(
             f"{group}/{file.name}: no source to fetch it from (offline and no mirror)"
         )
+    if archive_dir is None and any(is_archive(c) for c in candidates if isinstance(c, str)):
+        with tempfile.TemporaryDirectory(prefix=".archives-", dir=dest.parent) as tmp:
+            return fetch(file, group, dest, mirror, offline, timeout, retries, backoff,
+                         progress, content_pinned=content_pinned, archive_dir=Path(tmp))
     failures = []
     for source in candidates:
         refused = untrusted(source, file, content_pinned)
@@ -141,7 +163,7 @@ def fetch(file: RemoteFile, group: str, dest: Path, mirror=None, offline: bool =
             failures.append(f"{source}: {refused}")
             continue
         try:
-            _fetch_one(file, source, dest, timeout, retries, backoff, progress)
+            _fetch_one(file, source, dest, timeout, retries, backoff, progress, archive_dir)
             if progress:
                 print(f"fetched {group}/{file.name} from {source} ({dest.stat().st_size} bytes)",
                       file=sys.stderr)
@@ -154,8 +176,9 @@ def fetch(file: RemoteFile, group: str, dest: Path, mirror=None, offline: bool =
     raise DownloadError(f"could not fetch {group}/{file.name}; tried:\n  {tried}")
 
 
-def _fetch_one(file, source, dest, timeout, retries, backoff, progress) -> None:
+def _fetch_one(file, source, dest, timeout, retries, backoff, progress, archive_dir) -> None:
     compressed = str(source).endswith(".Z")
+    archive = isinstance(source, str) and is_archive(source)
     attempts = 1 if isinstance(source, Path) else retries + 1
     for attempt in range(attempts):
         try:
@@ -164,6 +187,9 @@ def _fetch_one(file, source, dest, timeout, retries, backoff, progress) -> None:
                 try:
                     if isinstance(source, Path):
                         _copy(source, raw)
+                    elif archive:
+                        _extract(_archive(source, archive_dir, timeout, progress), file.name,
+                                 raw)
                     else:
                         _http_get(source, raw, timeout, progress, file.name)
                     if compressed:
@@ -186,6 +212,38 @@ def _copy(source: Path, out: Path) -> None:
     if not source.is_file():
         raise _Permanent("not in the mirror directory")
     shutil.copyfile(source, out)
+
+
+def _archive(url: str, archive_dir: Path, timeout, progress: bool) -> Path:
+    """The archive at `url`, fetched into `archive_dir` unless an earlier file fetched it."""
+    name = hashlib.sha256(url.encode()).hexdigest()[:16] + "-" + Path(
+        urllib.parse.urlsplit(url).path).name
+    path = Path(archive_dir) / name
+    if not path.is_file():
+        with atomic_path(path) as tmp:
+            _http_get(url, tmp, timeout, progress, path.name)
+    return path
+
+
+def _extract(archive: Path, name: str, out: Path) -> None:
+    """Copy the member called `name` (in any folder) of a zip or tar archive to `out`."""
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                members = [m for m in zf.namelist() if m.rsplit("/", 1)[-1] == name]
+                if len(members) == 1:
+                    out.write_bytes(zf.read(members[0]))
+        else:
+            with tarfile.open(archive) as tf:
+                members = [m for m in tf.getmembers()
+                           if m.isfile() and m.name.rsplit("/", 1)[-1] == name]
+                if len(members) == 1:
+                    out.write_bytes(tf.extractfile(members[0]).read())
+    except (zipfile.BadZipFile, tarfile.TarError, OSError) as err:
+        archive.unlink(missing_ok=True)  # a corrupt archive is fetched again by the next try
+        raise _Permanent(f"not a readable zip or tar archive: {err}") from None
+    if len(members) != 1:
+        raise _Permanent(f"the archive holds {len(members)} members named {name}")
 
 
 def _unlzw(src: Path, out: Path) -> None:

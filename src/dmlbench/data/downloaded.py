@@ -237,3 +237,17 @@ def cai_mat(file_name: str, min_class_size: int = 0):
         return RawData(X=X, y=y.astype(str))
 
     return parse
+
+
+def keel_folds(keel_name: str, folds: int = 10, scheme: str = "dobscv", missing: str = "error"):
+    """KEEL's published folds ``<set>-<folds><scheme>-<i>tra.dat`` / ``tst.dat``, i = 1..folds,
+    as one data set with its given folds (`dmlbench.data.keel.read_folds`: rows = fold 1's
+    training part then its test part; nominal features coded by header position)."""
+    from . import keel
+
+    def parse(paths: Paths) -> RawData:
+        pairs = [(paths[f"{keel_name}-{folds}{scheme}-{i}tra.dat"],
+                  paths[f"{keel_name}-{folds}{scheme}-{i}tst.dat"]) for i in range(1, folds + 1)]
+        return keel.read_folds(pairs, missing=missing)
+
+    return parse

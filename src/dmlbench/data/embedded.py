@@ -17,12 +17,14 @@ import numpy as np
 
 @dataclass
 class RawData:
-    """A data set as loaded: `X` (n x d, numeric or object), labels `y`, optional given split."""
+    """A data set as loaded: `X` (n x d, numeric or object), labels `y`, optional given split,
+    or optional given folds (published cross-validation folds, `dmlbench.data.keel`)."""
 
     X: np.ndarray
     y: np.ndarray
     feature_names: list[str] | None = None
     given_split: dict[str, np.ndarray] | None = None  # {"train": idx, "test": idx}
+    given_folds: list[dict[str, np.ndarray]] | None = None  # one {"train", "test"} per fold
 
 
 def _sklearn(loader_name: str) -> RawData:

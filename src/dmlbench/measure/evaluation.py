@@ -162,6 +162,17 @@ def sweep_metrics(embeddings: tuple[np.ndarray, np.ndarray], y_train: np.ndarray
     return out
 
 
+def neighbour_depths(ks, hubness_k: int, k_selection: str = "none", train_hubness: bool = False,
+                     own_k: int | None = None) -> tuple[int, int]:
+    """(depth, loo_depth): the neighbours `evaluate` asks of each test query, at most the n_train
+    training points, and of each training point among the others (leave-one-out, for
+    `k_selection` and `train_hubness`; 0 when neither), at most n_train - 1. `own_k` is the k a
+    method chose itself. A method that `predicts_only` is asked for none."""
+    depth = max(max(ks), hubness_k, own_k or 0)
+    loo_depth = max(max(ks) if k_selection != "none" else 0, hubness_k if train_hubness else 0)
+    return depth, loo_depth
+
+
 def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, ks: list[int],
              hubness_k: int, timings: dict, progress: bool = False, k_selection: str = "none",
              train_hubness: bool = False, sweep: bool = False,
@@ -203,7 +214,7 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
                 metrics[voc.accuracy(k)], metrics[voc.error(k)] = acc, 1.0 - acc
         return metrics
     own_k = est.selected_k if k_selection == "loo" else None
-    depth = max(max(ks), hubness_k, own_k or 0)
+    depth, loo_depth = neighbour_depths(ks, hubness_k, k_selection, train_hubness, own_k)
     if depth > n_train:
         raise ValueError(
             f"k = {depth} (max of `k` and `hubness_k` in the config) exceeds the {n_train} "
@@ -221,9 +232,7 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
         neighbours["hubness"] = ind[:, :hubness_k]
     metrics[voc.nk_histogram(hubness_k)] = hubness.occurrence_histogram(
         hubness.k_occurrence(ind, n_train, hubness_k)).tolist()
-    if k_selection != "none" or train_hubness:
-        loo_depth = max(max(ks) if k_selection != "none" else 0,
-                        hubness_k if train_hubness else 0)
+    if loo_depth:
         if loo_depth > n_train - 1:
             raise ValueError(f"leave-one-out search needs k = {loo_depth} < the {n_train} "
                              "training points of this split")

@@ -8,10 +8,14 @@ model selection on training error uses.
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..measure.neighbours import NON_FINITE_REMEDY, euclidean_kneighbors
+from . import parameters
 
 
 def check_training_data(X, y, min_classes: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -54,11 +58,56 @@ class KNeighborsMethod(BaseEstimator):
     kind = "global"
     #: True for a `Classifier`: evaluated through `predict` only (no neighbour lists, no hubness)
     predicts_only = False
+    #: every `__init__` parameter -> its constraints (`dmlbench.methods.parameters`)
+    _parameter_constraints: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        """Every `fit` a subclass defines first checks the parameters (`check_parameters`) and
+        the limits the training data impose (`check_data_limits`): the declarations are the one
+        source of these checks, at config time and at fit (as scikit-learn's `_fit_context`)."""
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is None or getattr(fit, "checks_parameters", False):
+            return
+
+        @functools.wraps(fit)
+        def checked_fit(self, X, y, *args, **kw):
+            params = self.get_params(deep=False)
+            type(self).check_parameters(params)
+            shape = np.shape(X)
+            if len(shape) == 2:
+                type(self).check_data_limits(params, shape[0], shape[1], np.unique(y).size)
+            return fit(self, X, y, *args, **kw)
+
+        checked_fit.checks_parameters = True
+        cls.fit = checked_fit
 
     @classmethod
     def parameter_names(cls) -> list[str]:
         """The keyword parameters of `__init__` (what a config's `params` may set)."""
         return cls._get_param_names()
+
+    @classmethod
+    def with_defaults(cls, params: dict | None = None) -> dict:
+        """Every `__init__` parameter: its value in `params`, else its default."""
+        signature = inspect.signature(cls.__init__)
+        return {name: signature.parameters[name].default for name in cls.parameter_names()} | (
+            params or {})
+
+    @classmethod
+    def check_parameters(cls, params: dict) -> None:
+        """`ParameterError` (a `ValueError` naming the parameter) when `params` (some of the
+        `__init__` keywords; the others at their defaults) break a declared constraint. A method
+        whose parameters constrain each other extends this (calling it first)."""
+        parameters.check(cls._parameter_constraints, cls.with_defaults(params))
+
+    @classmethod
+    def check_data_limits(cls, params: dict, n_train: int, d: int, n_classes: int) -> None:
+        """`ParameterError` when `params` (all of them) cannot work on `n_train` training points
+        with `d` features in `n_classes` classes, e.g. more components than features. At config
+        time the numbers are those of the split with the fewest training points (`config.
+        training_shape`; upper bounds where the config leaves them open), so a refusal means
+        that split would fail. Default: no limits."""
 
     def kneighbors(self, X, n_neighbors: int, progress: bool = False):
         """(dist, ind) of each query's `n_neighbors` nearest training points, sorted by

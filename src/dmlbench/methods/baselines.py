@@ -9,14 +9,20 @@ config leaves it out) makes them reproducible.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 
 from .base import LinearMetric
+from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
 
 #: eigenvalues of a scaled scatter matrix below this fraction of its largest count as 0
 SCATTER_RTOL = 1e-10
+
+POSITIVE_INT = Interval(Integral, 1, None)
+SEED = [Interval(Integral, 0, None), None]
+COMPONENTS = [POSITIVE_INT, None]
 
 
 def _fit_metric_learn(name: str, learner, X, y):
@@ -37,6 +43,14 @@ class LMNN(LinearMetric):
     """Large-margin nearest neighbour (Weinberger & Saul 2009), metric-learn's `LMNN`."""
 
     papers = ("am17", "sh17")
+    _parameter_constraints = {
+        "n_neighbors": [POSITIVE_INT], "learn_rate": [Interval(Real, 0, None, closed="neither")],
+        "regularization": [Interval(Real, 0, 1)], "max_iter": [POSITIVE_INT],
+        "min_iter": [Interval(Integral, 0, None)],
+        "convergence_tol": [Interval(Real, 0, None)],
+        "init": [Options(("auto", "pca", "lda", "identity", "random")), Array()],
+        "n_components": COMPONENTS, "random_state": SEED,
+    }
 
     def __init__(self, n_neighbors=3, learn_rate=1e-7, regularization=0.5, max_iter=1000,
                  min_iter=50, convergence_tol=1e-3, init="auto", n_components=None,
@@ -51,6 +65,13 @@ class LMNN(LinearMetric):
         self.n_components = n_components
         self.random_state = random_state
 
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        _limit_components(params, d)
+        n = params["n_neighbors"]
+        require("n_neighbors", n <= n_train - 1, f"n_neighbors = {n} target neighbours need "
+                f"more than n_train = {n_train} training points (at most {n_train - 1})")
+
     def _learn_components(self, X, y):
         import metric_learn
 
@@ -62,6 +83,12 @@ class ITML(LinearMetric):
     """Information-theoretic metric learning (Davis et al. 2007), `ITML_Supervised`."""
 
     papers = ("sh17",)
+    _parameter_constraints = {
+        "gamma": [Interval(Real, 0, None, closed="neither")], "max_iter": [POSITIVE_INT],
+        "tol": [Interval(Real, 0, None)], "n_constraints": [POSITIVE_INT, None],
+        "prior": [Options(("identity", "covariance", "random")), Array()],
+        "random_state": SEED,
+    }
 
     def __init__(self, gamma=1.0, max_iter=1000, tol=1e-3, n_constraints=None,
                  prior="identity", random_state=None):
@@ -89,12 +116,20 @@ class RCA(LinearMetric):
     """
 
     papers = ("am17", "on11")
+    _parameter_constraints = {
+        "n_components": COMPONENTS, "chunk_size": [Interval(Integral, 2, None), None],
+        "n_chunks": [POSITIVE_INT], "random_state": SEED,
+    }
 
     def __init__(self, n_components=None, chunk_size=None, n_chunks=100, random_state=None):
         self.n_components = n_components
         self.chunk_size = chunk_size
         self.n_chunks = n_chunks
         self.random_state = random_state
+
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        _limit_components(params, d)
 
     def _learn_components(self, X, y):
         import metric_learn
@@ -151,6 +186,12 @@ class MMC(LinearMetric):
     `MMC_Supervised`."""
 
     papers = ("am17",)
+    _parameter_constraints = {
+        "max_iter": [POSITIVE_INT], "max_proj": [POSITIVE_INT], "tol": [Interval(Real, 0, None)],
+        "diagonal": [Boolean()], "diagonal_c": [Interval(Real, 0, None, closed="neither")],
+        "n_constraints": [POSITIVE_INT, None],
+        "init": [Options(("identity", "covariance", "random")), Array()], "random_state": SEED,
+    }
 
     def __init__(self, max_iter=100, max_proj=10000, tol=1e-6, diagonal=False, diagonal_c=1.0,
                  n_constraints=None, init="identity", random_state=None):
@@ -174,11 +215,19 @@ class LFDA(LinearMetric):
     """Local Fisher discriminant analysis (Sugiyama 2007), metric-learn's `LFDA`."""
 
     papers = ("ch12",)
+    _parameter_constraints = {
+        "n_components": COMPONENTS, "k": [POSITIVE_INT, None],
+        "embedding_type": [Options(("weighted", "orthonormalized", "plain"))],
+    }
 
     def __init__(self, n_components=None, k=None, embedding_type="weighted"):
         self.n_components = n_components
         self.k = k
         self.embedding_type = embedding_type
+
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        _limit_components(params, d)
 
     def _learn_components(self, X, y):
         import metric_learn
@@ -193,14 +242,18 @@ class PCA(LinearMetric):
 
     papers = ("on11", "ch12")
     min_classes = 1
+    _parameter_constraints = {"n_components": COMPONENTS}
 
     def __init__(self, n_components=None):
         self.n_components = n_components
 
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        _limit_components(params, min(n_train, d), "min(n_train, d)")
+
     def _learn_components(self, X, y):
         from sklearn.decomposition import PCA as SkPCA
 
-        _check_n_components("pca", self.n_components, min(X.shape))
         return SkPCA(n_components=self.n_components, svd_solver="full").fit(X).components_
 
 
@@ -210,14 +263,19 @@ class LDA(LinearMetric):
     leading `n_components` <= c - 1 discriminant directions (Oneata 2011; "FDA" in Chang 2012)."""
 
     papers = ("on11", "ch12")
+    _parameter_constraints = {"n_components": COMPONENTS,
+                              "shrinkage": [Options(("auto",)), Interval(Real, 0, 1), None]}
 
     def __init__(self, n_components=None, shrinkage=None):
         self.n_components = n_components
         self.shrinkage = shrinkage
 
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        _limit_components(params, min(n_classes - 1, d), "min(classes - 1, d)")
+
     def _learn_components(self, X, y):
         limit = min(np.unique(y).size - 1, X.shape[1])
-        _check_n_components("lda", self.n_components, limit)
         if self.shrinkage is None:
             check_within_class_scatter(X, y, "lda", "set `shrinkage: auto` (or a number in "
                                        "[0, 1]) for this method")
@@ -266,3 +324,10 @@ def lda_scalings(X, y, shrinkage=None) -> np.ndarray:
 def _check_n_components(name: str, n_components, limit: int) -> None:
     if n_components is not None and not 1 <= n_components <= limit:
         raise ValueError(f"{name}: n_components must be in [1, {limit}] here, got {n_components}")
+
+
+def _limit_components(params: dict, limit: int, what: str = "d") -> None:
+    """n_components (if set) at most `limit` (= `what`, named in the message)."""
+    q = params["n_components"]
+    require("n_components", q is None or q <= limit,
+            f"n_components = {q} exceeds {what} = {limit}")

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
@@ -52,9 +53,24 @@ from ..solvers.margins import (
     training_span,
 )
 from .base import LinearMetric
+from .parameters import Interval, require
 from .registry import register
 
 GAMMA_CAP = 1.0 - 1e-12
+
+POSITIVE_INT = Interval(Integral, 1, None)
+#: the constraints every boosted method shares (section 3.2's ridge, Algorithm 1's stop)
+BOOSTING = {"lam": [Interval(Real, 0, None, closed="neither")], "base_max_iter": [POSITIVE_INT],
+            "base_tol": [Interval(Real, 0, None)], "max_boost_iter": [POSITIVE_INT, None]}
+NEAREST = {"k_h": [POSITIVE_INT], "k_m": [POSITIVE_INT]}
+GAUSSIAN = {"mu": [Interval(Real, 0, None), None], "mu_neighbor": [POSITIVE_INT]}
+
+
+def _limit_neighbours(params: dict, names, n_train: int) -> None:
+    """Each of the neighbour counts `names` at most n_train - 1 (the other training points)."""
+    for name in names:
+        require(name, params[name] <= n_train - 1, f"{name} = {params[name]} exceeds the "
+                f"n_train - 1 = {n_train - 1} other training points")
 
 
 @dataclass
@@ -208,20 +224,7 @@ class _Boosting(LinearMetric):
     def _boost_limit(self) -> int | None:
         return self.max_boost_iter
 
-    def _check_params(self) -> None:
-        if not (isinstance(self.lam, (int, float)) and self.lam > 0):
-            raise ValueError(f"lam must be > 0, got {self.lam!r}")
-        if isinstance(self.base_max_iter, bool) or not isinstance(self.base_max_iter, int) \
-                or self.base_max_iter < 1:
-            raise ValueError(f"base_max_iter must be a positive integer, got {self.base_max_iter!r}")
-        if not self.base_tol >= 0:
-            raise ValueError(f"base_tol must be >= 0, got {self.base_tol!r}")
-        limit = self._boost_limit()
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise ValueError(f"max_boost_iter must be None or a positive integer, got {limit!r}")
-
     def _learn_components(self, X, y):
-        self._check_params()
         rule = self._rule()
         rule.check(y)
         Xc = X - X.mean(axis=0)
@@ -267,6 +270,8 @@ class _Boosting(LinearMetric):
 class BoostMDM(_Boosting):
     """BoostMDM (Chang 2012, Algorithm 2) on the nearest hit and nearest miss (bound eq. 2)."""
 
+    _parameter_constraints = BOOSTING
+
     def __init__(self, lam=1e-8, base_max_iter=10, base_tol=1e-3, max_boost_iter=None):
         self.lam = lam
         self.base_max_iter = base_max_iter
@@ -282,6 +287,8 @@ class BoostMDMK(_Boosting):
     """BoostMDM-K (section 2.6.1): averages over the k_h nearest hits and k_m nearest misses
     (Table 2: 5 and 5)."""
 
+    _parameter_constraints = {**NEAREST, **BOOSTING}
+
     def __init__(self, k_h=5, k_m=5, lam=1e-8, base_max_iter=10, base_tol=1e-3,
                  max_boost_iter=None):
         self.k_h = k_h
@@ -290,6 +297,10 @@ class BoostMDMK(_Boosting):
         self.base_max_iter = base_max_iter
         self.base_tol = base_tol
         self.max_boost_iter = max_boost_iter
+
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        _limit_neighbours(params, ("k_h", "k_m"), n_train)
 
     def _rule(self):
         return SetRule("nearest", self.k_h, self.k_m)
@@ -300,6 +311,8 @@ class BoostMDMG(_Boosting):
     """BoostMDM-G (section 2.6.2): Gaussian-weighted averages over all hits and misses;
     mu = None is Table 2's N / sum ||x_i - x_{i;mu_neighbor}||^2 (mu_neighbor = 7)."""
 
+    _parameter_constraints = {**GAUSSIAN, **BOOSTING}
+
     def __init__(self, mu=None, mu_neighbor=7, lam=1e-8, base_max_iter=10, base_tol=1e-3,
                  max_boost_iter=None):
         self.mu = mu
@@ -309,6 +322,11 @@ class BoostMDMG(_Boosting):
         self.base_tol = base_tol
         self.max_boost_iter = max_boost_iter
 
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        if params["mu"] is None:
+            _limit_neighbours(params, ("mu_neighbor",), n_train)
+
     def _rule(self):
         return SetRule("gaussian", mu=self.mu, mu_neighbor=self.mu_neighbor)
 
@@ -316,6 +334,9 @@ class BoostMDMG(_Boosting):
 @register("i_mfa")
 class IMFA(BoostMDMK):
     """I-MFA: BoostMDM-K with one boosting iteration (Chang 2012, sections 3.1 and 4)."""
+
+    _parameter_constraints = {key: value for key, value in BoostMDMK._parameter_constraints.items()
+                              if key != "max_boost_iter"}
 
     def __init__(self, k_h=5, k_m=5, lam=1e-8, base_max_iter=10, base_tol=1e-3):
         self.k_h = k_h
@@ -332,6 +353,9 @@ class IMFA(BoostMDMK):
 class GIRelief(BoostMDMG):
     """GI-RELIEF (Chang 2010) as Chang 2012 implements it: BoostMDM-G with one boosting
     iteration."""
+
+    _parameter_constraints = {key: value for key, value in BoostMDMG._parameter_constraints.items()
+                              if key != "max_boost_iter"}
 
     def __init__(self, mu=None, mu_neighbor=7, lam=1e-8, base_max_iter=10, base_tol=1e-3):
         self.mu = mu
@@ -358,6 +382,8 @@ class MFA(LinearMetric):
 
     family = "boost"
     papers = ("ch12",)
+    _parameter_constraints = {"k1": [POSITIVE_INT], "k2": [POSITIVE_INT],
+                              "lam": BOOSTING["lam"], "n_components": [POSITIVE_INT, None]}
 
     def __init__(self, k1=5, k2=20, lam=1e-8, n_components=None):
         self.k1 = k1
@@ -365,13 +391,18 @@ class MFA(LinearMetric):
         self.lam = lam
         self.n_components = n_components
 
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        _limit_neighbours(params, ("k1",), n_train)
+        q, limit = params["n_components"], min(d, n_train - 1)
+        require("n_components", q is None or q <= limit, f"n_components = {q} exceeds "
+                f"min(d, n_train - 1) = {limit} (the span of the centred training points)")
+
     def _learn_components(self, X, y):
-        if not (isinstance(self.lam, (int, float)) and self.lam > 0):
-            raise ValueError(f"lam must be > 0, got {self.lam!r}")
         SetRule("nearest", self.k1, 1).check(y, names=("k1", "k2"))
         labels, counts = np.unique(y, return_counts=True)
         pairs = int(np.min(counts * (y.size - counts)))
-        if isinstance(self.k2, bool) or not isinstance(self.k2, int) or not 1 <= self.k2 <= pairs:
+        if self.k2 > pairs:
             raise ValueError(f"k2 must be an integer in [1, {pairs}] (between-class pairs of the "
                              f"class with fewest), got {self.k2!r}")
         Xc = X - X.mean(axis=0)
@@ -385,8 +416,9 @@ class MFA(LinearMetric):
         rows, cols, prow, pcol = [], [], [], []
         for label in labels:
             own, other = np.flatnonzero(y == label), np.flatnonzero(y != label)
-            _, ind = euclidean_kneighbors(Xr[own], Xr[own], self.k1, exclude_self=True)
-            rows.append(np.repeat(own, self.k1))
+            k1 = min(self.k1, own.size - 1)  # a small class: all its same-class pairs
+            _, ind = euclidean_kneighbors(Xr[own], Xr[own], k1, exclude_self=True)
+            rows.append(np.repeat(own, k1))
             cols.append(own[ind].ravel())
             k = min(self.k2, other.size)
             dist, ind = euclidean_kneighbors(Xr[own], Xr[other], k)

@@ -33,9 +33,10 @@ Every iterate stays in P, so the constraint holds with equality: tr(X_S M) = tr 
 Choices the paper leaves open (the authors' MATLAB code is not available offline), made here:
 - Pairs (Shigeto 2017 used "the default setting in the authors' code"): similar pairs S = each
   training point with its `n_similar` nearest same-class points (Euclidean, as LMNN's target
-  neighbours; default 3, LMNN's usual k); dissimilar pairs D = every pair of points of different
-  classes (`dissimilar="all"`, |D| ~ n^2 / 2) or each point's `dissimilar` nearest points of
-  other classes (an integer; for large n). Pairs are unordered and counted once.
+  neighbours; default 3, LMNN's usual k; "all": every same-class pair); dissimilar pairs
+  D = every pair of points of different classes (`dissimilar="all"`, |D| ~ n^2 / 2) or each
+  point's `dissimilar` nearest points of other classes (an integer; for large n). Pairs are
+  unordered and counted once.
 - X_S singular (fewer similar pairs than dimensions, or duplicate points): its eigenvalues below
   1e-10 times the largest are raised to that floor before X_S^{-1/2} is formed (recorded as
   `fit.xs_floored`); the constraint then holds for the floored X_S.
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Callable
 
 import numpy as np
@@ -55,20 +57,22 @@ import scipy.sparse
 
 from ..measure.neighbours import euclidean_kneighbors
 from .base import LinearMetric
+from .parameters import Grid, Interval, Options, require
 from .registry import register
-from .selection import check_grid, check_k_grid, search_parameter
+from .selection import search_parameter
 
 #: eigenvalues of X_S below this fraction of the largest are floored there
 XS_FLOOR = 1e-10
 SOLVERS = ("lbfgs", "frank_wolfe")
 
 
-def similar_pairs(X: np.ndarray, y: np.ndarray, n_similar: int) -> np.ndarray:
-    """Unordered pairs (i < j): each point with its `n_similar` nearest same-class points."""
+def similar_pairs(X: np.ndarray, y: np.ndarray, n_similar) -> np.ndarray:
+    """Unordered pairs (i < j): each point with its `n_similar` nearest same-class points
+    (``"all"``: every pair of the same class)."""
     out = []
     for label in np.unique(y):
         members = np.flatnonzero(y == label)
-        k = min(n_similar, members.size - 1)
+        k = members.size - 1 if n_similar == "all" else min(int(n_similar), members.size - 1)
         if k < 1:
             continue
         _, nearest = euclidean_kneighbors(X[members], X[members], k, exclude_self=True)
@@ -320,6 +324,15 @@ class DMLEig(LinearMetric):
 
     family = "baseline"
     papers = ("sh17",)
+    _parameter_constraints = {
+        "mu": [Interval(Real, 0, None, closed="neither")],
+        "n_similar": [Options(("all",)), Interval(Integral, 1, None)],
+        "dissimilar": [Options(("all",)), Interval(Integral, 1, None)],
+        "solver": [Options(SOLVERS)],
+        "max_iter": [Interval(Integral, 1, None)], "tol": [Interval(Real, 0, None)],
+        "mu_grid": [Grid(Interval(Real, 0, None, closed="neither")), None],
+        "k_grid": [Grid(Interval(Integral, 1, None)), None], "cv": [Interval(Integral, 2, None)],
+        "random_state": [Interval(Integral, 0, None), None]}
 
     def __init__(self, mu=1e-3, n_similar=3, dissimilar="all", solver="lbfgs", max_iter=200,
                  tol=1e-3, mu_grid=None, k_grid=None, cv=5, random_state=None):
@@ -334,30 +347,21 @@ class DMLEig(LinearMetric):
         self.cv = cv
         self.random_state = random_state
 
-    def _check_params(self):
-        if not (np.isscalar(self.mu) and np.isfinite(self.mu) and self.mu > 0):
-            raise ValueError(f"mu must be a finite number > 0, got {self.mu!r}")
-        if int(self.n_similar) != self.n_similar or self.n_similar < 1:
-            raise ValueError(f"n_similar must be an integer >= 1, got {self.n_similar!r}")
-        if self.dissimilar != "all" and (isinstance(self.dissimilar, (str, bool))
-                                         or int(self.dissimilar) != self.dissimilar
-                                         or self.dissimilar < 1):
-            raise ValueError(f"dissimilar must be 'all' or an integer >= 1, got {self.dissimilar!r}")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if int(self.max_iter) != self.max_iter or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
-        if not self.tol >= 0:
-            raise ValueError(f"tol must be >= 0, got {self.tol!r}")
-        if self.mu_grid is not None:
-            check_grid("mu_grid", self.mu_grid, positive=True)
-        if self.k_grid is not None:
-            if self.mu_grid is None:
-                raise ValueError("k_grid needs mu_grid: k is chosen jointly with mu by CV")
-            check_k_grid(self.k_grid)
+    @classmethod
+    def check_parameters(cls, params):
+        super().check_parameters(params)
+        params = cls.with_defaults(params)
+        require("k_grid", params["k_grid"] is None or params["mu_grid"] is not None,
+                "k_grid needs mu_grid: k is chosen jointly with mu by CV")
+
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        for name in ("n_similar", "dissimilar"):
+            n = params[name]
+            require(name, n == "all" or n <= n_train - 1, f"{name} = {n} exceeds the "
+                    f"n_train - 1 = {n_train - 1} other training points")
 
     def _learn_components(self, X, y):
-        self._check_params()
         self.selected_k_ = None
         self.cv_info_ = {}
         mu = float(self.mu)
@@ -365,7 +369,7 @@ class DMLEig(LinearMetric):
             mu, self.selected_k_, self.cv_info_ = search_parameter(self, "mu", X, y,
                                                                    positive=True)
         start = time.perf_counter()
-        sim = similar_pairs(X, y, int(self.n_similar))
+        sim = similar_pairs(X, y, self.n_similar)
         dis = dissimilar_pairs(X, y, self.dissimilar)
         self.scatter_similar_ = pair_scatter(X, sim)
         whiten, floored = inverse_sqrt(self.scatter_similar_)

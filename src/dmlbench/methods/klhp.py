@@ -21,10 +21,13 @@ squared length of the hyperplane's spanning vectors), so one grid fits raw featu
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 
 from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
 from .base import Classifier, check_query, check_training_data
+from .parameters import Grid, Interval, require
 from .registry import register
 
 #: eigenvalues of G below this fraction of the largest are treated as zero when lam = 0
@@ -60,10 +63,20 @@ class KLocalHyperplane(Classifier):
     family = "local"
     papers = ("am17",)
     min_classes = 2
+    _parameter_constraints = {"K": [Interval(Integral, 1, None), None],
+                              "K_grid": [Grid(Interval(Integral, 1, None))],
+                              "lam": [Interval(Real, 0, None), None],
+                              "lam_grid": [Grid(Interval(Real, 0, None))]}
 
     def __init__(self, K=None, K_grid=(1, 2, 3, 5, 7, 10, 15, 20), lam=None,
                  lam_grid=(0.0, 0.01, 0.1, 1.0, 10.0)):
         self.K, self.K_grid, self.lam, self.lam_grid = K, K_grid, lam, lam_grid
+
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        K = params["K"]
+        require("K", K is None or K <= n_train - 1, f"K = {K} nearest points of a class need "
+                f"more than n_train = {n_train} training points")
 
     def fit(self, X, y):
         X, y = check_training_data(X, y, self.min_classes)
@@ -74,10 +87,6 @@ class KLocalHyperplane(Classifier):
                              "the leave-one-out selection of K needs at least two per class")
         Ks = [self.K] if self.K is not None else list(self.K_grid)
         lams = [self.lam] if self.lam is not None else list(self.lam_grid)
-        if not Ks or any(int(k) != k or k < 1 for k in Ks):
-            raise ValueError(f"K / K_grid must be integers >= 1, got {Ks}")
-        if not lams or any(not (np.isfinite(v) and v >= 0) for v in lams):
-            raise ValueError(f"lam / lam_grid must be finite numbers >= 0, got {lams}")
         cap = int(counts.min()) - 1
         if self.K is not None and self.K > cap:
             raise ValueError(f"K = {self.K} exceeds the {cap} other training points of the "

@@ -49,6 +49,8 @@ Deviations and choices (also in the README):
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 
 from ..measure.evaluation import knn_vote
@@ -60,6 +62,7 @@ from ..measure.neighbours import (
 )
 from ..solvers import mvce
 from .base import KNeighborsMethod, check_query, check_training_data
+from .parameters import Grid, Interval, Options, require
 from .registry import register
 
 FORMS = ("literal", "inverse")
@@ -117,37 +120,32 @@ class LocalMetric(KNeighborsMethod):
     weighting = "mvce"  # or "uniform"
 
     # ---- parameters ---------------------------------------------------------------------
-    def _check_params(self, n: int, d: int) -> None:
-        if self.eps_scale not in EPS_SCALES:
-            raise ValueError(f"eps_scale must be one of {EPS_SCALES}, got {self.eps_scale!r}")
-        if self.neighbourhood not in NEIGHBOURHOODS:
-            raise ValueError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got "
-                             f"{self.neighbourhood!r}")
-        if not (np.isfinite(self.eps) and self.eps > 0):
-            raise ValueError(f"eps must be > 0, got {self.eps}")
-        ks = list(self.k_select)
-        if not ks or min(ks) < 1 or max(ks) > n - 1:
-            raise ValueError(f"k_select must be integers in [1, n - 1 = {n - 1}], got {ks}")
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        ks = list(params["k_select"])
+        require("k_select", max(ks) <= n_train - 1, f"k_select = {ks}: k must be at most "
+                f"n_train - 1 = {n_train - 1} (leave-one-out selection)")
+        name = "m" if params["m"] is not None else "m_grid"
+        for m in [params["m"]] if params["m"] is not None else list(params["m_grid"] or []):
+            require(name, m < n_train, f"{'m_grid: ' * (name == 'm_grid')}m = {m} must be < "
+                    f"n_train = {n_train} training points (each training point's neighbourhood "
+                    "excludes itself)")
+
+    def _set_m_grid(self, n: int, d: int) -> None:
+        """`m_grid_`: `m`, else `m_grid`, else the default grid (module notes)."""
         if self.m is not None:
             grid = [self.m]
         elif self.m_grid is not None:
             grid = list(self.m_grid)
         else:
             grid = default_m_grid(d, n, self.grid_size)
-        name = "m" if self.m is not None else "m_grid"
-        for m in grid:
-            if int(m) != m or m < 2:
-                raise ValueError(f"{name}: a neighbourhood needs m >= 2 points, got {m}")
-            if m >= n:
-                raise ValueError(f"{name}: m = {m} must be < n = {n} training points (each "
-                                 "training point's neighbourhood excludes itself)")
         self.m_grid_ = sorted(int(m) for m in set(grid))
 
     # ---- fit ----------------------------------------------------------------------------
     def fit(self, X, y):
         X, y = check_training_data(X, y, self.min_classes)
         n, d = X.shape
-        self._check_params(n, d)
+        self._set_m_grid(n, d)
         self.candidates_ = self._candidates(d)
         self.n_features_in_ = d
         self.X_, self.y_ = X, np.unique(y, return_inverse=True)[1]
@@ -313,11 +311,6 @@ class LocalMetric(KNeighborsMethod):
         return info
 
 
-def _check_rank(rank) -> None:
-    if rank is not None and (int(rank) != rank or rank < 1):
-        raise ValueError(f"rank must be None or an integer >= 1, got {rank}")
-
-
 def gqd_gains(lam: np.ndarray, eps: np.ndarray, d: int, form: str, rank: int | None):
     """Spectral gains (g on the r span directions, g_perp on the complement) of the GQD with
     M = A (literal) or A^{-1} (inverse), optionally truncated to the `rank` leading directions
@@ -334,17 +327,21 @@ def gqd_gains(lam: np.ndarray, eps: np.ndarray, d: int, form: str, rank: int | N
     return g, g_perp
 
 
-class _GQDMetric(LocalMetric):
-    def _check_params(self, n, d):
-        super()._check_params(n, d)
-        if self.form not in FORMS:
-            raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
-        ranks = [self.rank] if self.rank_grid is None else list(self.rank_grid)
-        if not ranks:
-            raise ValueError("rank_grid must not be empty")
-        for rank in ranks:
-            _check_rank(rank)
+POSITIVE_INT = Interval(Integral, 1, None)
+#: constraints of the parameters every local metric has
+LOCAL = {"m": [Interval(Integral, 2, None), None],
+         "m_grid": [Grid(Interval(Integral, 2, None)), None], "grid_size": [POSITIVE_INT], "k_select": [Grid(POSITIVE_INT)],
+         "eps": [Interval(Real, 0, None, closed="neither")], "eps_scale": [Options(EPS_SCALES)],
+         "neighbourhood": [Options(NEIGHBOURHOODS)],
+         "max_selection_queries": [POSITIVE_INT, None],
+         "random_state": [Interval(Integral, 0, None), None]}
+#: the MVCE solver's (Titterington) stop: duality gap and iteration cap
+MVCE = {"tol": [Interval(Real, 0, None, closed="neither")], "max_iter": [POSITIVE_INT]}
+GQD = {"form": [Options(FORMS)], "rank": [POSITIVE_INT, None],
+       "rank_grid": [Grid(POSITIVE_INT, None), None]}
 
+
+class _GQDMetric(LocalMetric):
     def _candidates(self, d):
         ranks = [self.rank] if self.rank_grid is None else list(self.rank_grid)
         return [{"rank": None if r is None else int(r)} for r in ranks]
@@ -363,6 +360,7 @@ class RMVEM(_GQDMetric):
     unless `m` fixes it."""
 
     weighting = "mvce"
+    _parameter_constraints = {**LOCAL, **GQD, **MVCE}
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=1e-4,
                  eps_scale="absolute", form="literal", rank=None, rank_grid=None,
@@ -381,6 +379,7 @@ class RMLE(_GQDMetric):
     + eps I, the regularised local covariance about the query (Alg. 2 at t = 0)."""
 
     weighting = "uniform"
+    _parameter_constraints = {**LOCAL, **GQD}
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=1e-4,
                  eps_scale="absolute", form="literal", rank=None, rank_grid=None,
@@ -415,6 +414,10 @@ class MiniVenn(LocalMetric):
 
     papers = ("am07",)
     weighting = "mvce"
+    _parameter_constraints = {
+        **LOCAL, **MVCE, "rho": [Interval(Real, 0, 1), None],
+        "rho_grid": [Grid(Interval(Real, 0, 1))], "tau": [Interval(Real, 0, 1, closed="neither")],
+        "tau_grid": [Grid(Interval(Real, 0, 1, closed="neither")), None]}
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=0.1,
                  eps_scale="absolute", rho=None, rho_grid=(0.0, 0.25, 0.5, 0.75, 1.0), tau=0.05,
@@ -430,15 +433,6 @@ class MiniVenn(LocalMetric):
         rhos = [self.rho] if self.rho is not None else list(self.rho_grid)
         taus = [self.tau] if self.tau_grid is None else list(self.tau_grid)
         return rhos, taus
-
-    def _check_params(self, n, d):
-        super()._check_params(n, d)
-        rhos, taus = self._grids()
-        if not rhos or any(not 0.0 <= float(r) <= 1.0 for r in rhos):
-            raise ValueError(f"rho must be in [0, 1] (rho / rho_grid), got {rhos}")
-        if not taus or any(not 0.0 < float(t) < 1.0 for t in taus):
-            raise ValueError(f"tau is a threshold on normalised eigenvalues and must be in "
-                             f"(0, 1) (tau / tau_grid), got {taus}")
 
     def _candidates(self, d):
         rhos, taus = self._grids()

@@ -29,6 +29,7 @@ of k-NN accuracy on the training part when `lam_grid` is given (section 5.1), se
 from __future__ import annotations
 
 import time
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
@@ -36,8 +37,9 @@ import scipy.sparse
 
 from ..measure.neighbours import euclidean_kneighbors
 from .base import KNeighborsMethod, check_query, check_training_data
+from .parameters import Grid, Interval, Options, require
 from .registry import register
-from .selection import check_grid, check_k_grid, search_parameter
+from .selection import search_parameter
 
 SOLVERS = ("auto", "primal", "dual")
 
@@ -131,6 +133,11 @@ class _Move(KNeighborsMethod):
     kind = "asymmetric"
     maps_labeled = True
     min_classes = 1  # targets are same-class points: one class is enough
+    _parameter_constraints = {
+        "lam": [Interval(Real, 0, None)], "n_targets": [Interval(Integral, 1, None)],
+        "lam_grid": [Grid(Interval(Real, 0, None)), None],
+        "k_grid": [Grid(Interval(Integral, 1, None)), None], "cv": [Interval(Integral, 2, None)],
+        "solver": [Options(SOLVERS)], "random_state": [Interval(Integral, 0, None), None]}
 
     def __init__(self, lam=1.0, n_targets=1, lam_grid=None, k_grid=None, cv=5, solver="auto",
                  random_state=None):
@@ -142,21 +149,24 @@ class _Move(KNeighborsMethod):
         self.solver = solver
         self.random_state = random_state
 
-    def _check_params(self):
-        if not (np.isscalar(self.lam) and np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam must be a finite number >= 0 (eq. 5), got {self.lam!r}")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if self.lam_grid is not None:
-            check_grid("lam_grid", self.lam_grid)
-        if self.k_grid is not None:
-            if self.lam_grid is None:
-                raise ValueError("k_grid needs lam_grid: k is chosen jointly with lambda by CV")
-            check_k_grid(self.k_grid)
+    @classmethod
+    def check_parameters(cls, params):
+        super().check_parameters(params)
+        params = cls.with_defaults(params)
+        require("k_grid", params["k_grid"] is None or params["lam_grid"] is not None,
+                "k_grid needs lam_grid: k is chosen jointly with lambda by CV")
+
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        n = params["n_targets"]
+        require("n_targets", n <= n_train - 1, f"n_targets = {n} same-class targets need more "
+                f"than n_train = {n_train} training points")
+        if params["lam_grid"] is not None:
+            require("cv", params["cv"] <= n_train, f"cv = {params['cv']} folds exceed the "
+                    f"n_train = {n_train} training points")
 
     def fit(self, X, y):
         X, y = check_training_data(X, y, self.min_classes)
-        self._check_params()
         self.n_features_in_ = X.shape[1]
         self.selected_k_ = None
         self.cv_info_ = {}

@@ -28,17 +28,29 @@ Choices the thesis leaves open, fixed here:
 from __future__ import annotations
 
 import time
+from numbers import Integral, Real
 
 import numpy as np
 
 from ..solvers import nca_objective
 from .base import LinearMetric
-from .parameters import check_choice
+from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
 
 INITS = ("random", "pca", "lda", "rca", "identity")
 OPTIMIZERS = ("cg", "lbfgs", "bold_driver")
 ANNEAL_SELECT = ("projected_variance", "data_variance", "row_norm")
+
+POSITIVE_INT = Interval(Integral, 1, None)
+POSITIVE = Interval(Real, 0, None, closed="neither")
+#: constraints of the parameters the whole family shares
+FAMILY = {"n_components": [POSITIVE_INT, None], "init": [Options(INITS), Array()],
+          "max_iter": [POSITIVE_INT], "reg": [Interval(Real, 0, None)],
+          "validation_fraction": [Interval(Real, 0, 0.5, closed="left")],
+          "patience": [POSITIVE_INT], "chunk_size": [POSITIVE_INT, None],
+          "random_state": [Interval(Integral, 0, None), None]}
+#: the full-batch optimisers' parameters
+FULL_BATCH = {"tol": [Interval(Real, 0, None)], "learning_rate": [POSITIVE]}
 
 
 class _Stop(Exception):
@@ -96,6 +108,12 @@ class NCAFamily(LinearMetric):
     family = "nca"
     papers = ("on11",)
 
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        q = params["n_components"]
+        require("n_components", q is None or q <= d, f"n_components must be an integer in "
+                f"[1, {d}] (the number of features d), got {q}")
+
     # ---- model hooks (NCA's Gaussian kernel) -------------------------------------------------
     def _batch_objective(self, A, X, y, rows=None, reg=None):
         """(f, grad) on f = sum_{i in rows} p_i - reg ||A||^2 (default `self.reg`); counts the
@@ -142,14 +160,9 @@ class NCAFamily(LinearMetric):
         """Model statistics fixed before optimisation (the background distribution)."""
 
     def _n_components(self, D: int) -> int:
-        d = self.n_components if self.n_components is not None else D
-        if not isinstance(d, (int, np.integer)) or not 1 <= d <= D:
-            raise ValueError(f"n_components must be an integer in [1, {D}] (the number of "
-                             f"features), got {self.n_components}")
-        return int(d)
+        return int(self.n_components if self.n_components is not None else D)
 
     def _check(self, X, y) -> None:
-        self._n_components(X.shape[1])
         counts = np.bincount(y)
         single = self.classes_[np.flatnonzero(counts < 2)].tolist()
         if single:
@@ -157,17 +170,6 @@ class NCAFamily(LinearMetric):
                 f"class(es) {single} have a single training sample; NCA needs two per class "
                 "(p_i of a lone point is 0 for every A). Leave such classes out with "
                 "`drop_classes_below: 3` in the config")
-        if not 0.0 <= self.validation_fraction < 0.5:
-            raise ValueError(f"validation_fraction must be in [0, 0.5), got "
-                             f"{self.validation_fraction}")
-        if self.patience < 1:
-            raise ValueError(f"patience must be >= 1, got {self.patience}")
-        if self.max_iter < 1:
-            raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
-        if self.reg < 0:
-            raise ValueError(f"reg must be >= 0, got {self.reg}")
-        if isinstance(self.init, str) and self.init not in INITS:
-            raise ValueError(f"init must be one of {INITS} or a d x D array, got {self.init!r}")
 
     def _holdout(self, X, y, rng):
         """Stratified held-out part for early stopping (each class keeps >= 2 fitting points)."""
@@ -377,6 +379,11 @@ class NCA(NCAFamily):
     iterations, and is then removed; `optimizer` then continues from the low-rank A (the
     thesis' suggested follow-up)."""
 
+    _parameter_constraints = {
+        **FAMILY, **FULL_BATCH, "optimizer": [Options(OPTIMIZERS)], "anneal": [Boolean()],
+        "anneal_steps": [POSITIVE_INT], "anneal_delta": [POSITIVE],
+        "anneal_cg_iter": [POSITIVE_INT], "anneal_select": [Options(ANNEAL_SELECT)]}
+
     def __init__(self, n_components=None, optimizer="cg", init="rca", max_iter=100, tol=1e-5,
                  reg=0.0, learning_rate=1.0, validation_fraction=0.0, patience=25,
                  anneal=False, anneal_steps=5, anneal_delta=0.02, anneal_cg_iter=3,
@@ -398,12 +405,12 @@ class NCA(NCAFamily):
         self.chunk_size = chunk_size
         self.random_state = random_state
 
-    def _check(self, X, y):
-        super()._check(X, y)
-        check_choice("optimizer", self.optimizer, OPTIMIZERS)
-        check_choice("anneal_select", self.anneal_select, ANNEAL_SELECT)
-        if self.anneal and not isinstance(self.init, str):
-            raise ValueError("anneal=True starts from a full-rank A: give init by name")
+    @classmethod
+    def check_parameters(cls, params):
+        super().check_parameters(params)
+        params = cls.with_defaults(params)
+        require("init", not params["anneal"] or isinstance(params["init"], str),
+                "anneal=True starts from a full-rank A: give init by name")
 
     def _initial(self, X, y, rng, d=None):
         if self.anneal:

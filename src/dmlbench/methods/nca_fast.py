@@ -18,20 +18,28 @@ fit and the best A is returned (section 5.3.2: 5% held out, patience 25).
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 
 from ..solvers import clustering, nca_compact_support, nca_kdtree, nca_objective
-from .nca import NCA, OPTIMIZERS, NCAFamily
-from .parameters import check_choice
+from .nca import FAMILY, FULL_BATCH, NCA, OPTIMIZERS, POSITIVE, POSITIVE_INT, NCAFamily
+from .parameters import Interval, Options, require
 from .registry import register
 
 CLUSTERINGS = ("random", "fpc", "rpc")
+BATCH = Interval(Integral, 2, None)
+#: the stochastic updates' parameters (step eta / (t + t0), held-out check every eval_every)
+STOCHASTIC = {"batch_size": [BATCH], "eta": [POSITIVE], "t0": [POSITIVE],
+              "eval_every": [POSITIVE_INT]}
 
 
 @register("nca_ss")
 class NCASubsample(NCA):
     """NCA on a random stratified subset of `n_samples` training points (section 4.1); the NCA
     rule and k-NN then use the whole training set. Other parameters as `nca`."""
+
+    _parameter_constraints = {**NCA._parameter_constraints, "n_samples": [BATCH]}
 
     def __init__(self, n_samples=3000, n_components=None, optimizer="cg", init="rca",
                  max_iter=100, tol=1e-5, reg=0.0, learning_rate=1.0, validation_fraction=0.0,
@@ -44,8 +52,6 @@ class NCASubsample(NCA):
                          anneal_cg_iter, anneal_select, chunk_size, random_state)
 
     def _fit_subset(self, X, y, rng):
-        if self.n_samples < 2:
-            raise ValueError(f"n_samples must be >= 2, got {self.n_samples}")
         if self.n_samples >= y.size:
             return X, y
         picked = []
@@ -62,15 +68,6 @@ class NCASubsample(NCA):
 
 class StochasticNCA(NCAFamily):
     """Stochastic gradient ascent over batches (Algorithms 4.1 and 4.4)."""
-
-    def _check(self, X, y):
-        super()._check(X, y)
-        if self.batch_size is not None and self.batch_size < 2:
-            raise ValueError(f"batch_size must be >= 2, got {self.batch_size}")
-        if self.eta <= 0 or self.t0 <= 0:
-            raise ValueError(f"eta and t0 must be > 0, got eta={self.eta}, t0={self.t0}")
-        if self.eval_every < 1:
-            raise ValueError(f"eval_every must be >= 1, got {self.eval_every}")
 
     def _batches(self, A, X, y, rng) -> list[np.ndarray]:
         """One epoch: groups of `batch_size` points in random order (Algorithm 4.4, line 2)."""
@@ -123,6 +120,8 @@ class NCAMiniBatch(StochasticNCA):
     batches of at most `batch_size` points by `clustering` (random | fpc | rpc) and takes one
     step per batch on the NCA objective within the batch."""
 
+    _parameter_constraints = {**FAMILY, **STOCHASTIC, "clustering": [Options(CLUSTERINGS)]}
+
     def __init__(self, n_components=None, batch_size=2000, clustering="rpc", eta=1.0, t0=1.0,
                  max_iter=500, eval_every=1, init="rca", reg=0.0, validation_fraction=0.05,
                  patience=25, chunk_size=None, random_state=None):
@@ -139,10 +138,6 @@ class NCAMiniBatch(StochasticNCA):
         self.patience = patience
         self.chunk_size = chunk_size
         self.random_state = random_state
-
-    def _check(self, X, y):
-        super()._check(X, y)
-        check_choice("clustering", self.clustering, CLUSTERINGS)
 
     def _batches(self, A, X, y, rng):
         n_batches = max(1, -(-y.size // self.batch_size))
@@ -164,6 +159,8 @@ class NCAMiniBatch(StochasticNCA):
 class NCAStochastic(StochasticNCA):
     """Stochastic learning (Algorithm 4.4): each step moves A along the gradient of the p_i of
     `batch_size` random points, each against the whole training set (eq. 4.1-4.4)."""
+
+    _parameter_constraints = {**FAMILY, **STOCHASTIC}
 
     def __init__(self, n_components=None, batch_size=50, eta=1.0, t0=10.0, max_iter=2000,
                  eval_every=20, init="rca", reg=0.0, validation_fraction=0.05, patience=25,
@@ -189,6 +186,9 @@ class NCAStochasticKD(NCAStochastic):
     `epsilon_max` (trees with leaves of fewer than `leaf_size` points, rebuilt every step in the
     projected space). The NCA rule and early stopping use the exact kernel sums."""
 
+    _parameter_constraints = {**NCAStochastic._parameter_constraints,
+                              "epsilon_max": [Interval(Real, 0, None)], "leaf_size": [POSITIVE_INT]}
+
     def __init__(self, n_components=None, batch_size=50, epsilon_max=0.1, leaf_size=32,
                  eta=1.0, t0=10.0, max_iter=2000, eval_every=20, init="rca", reg=0.0,
                  validation_fraction=0.05, patience=25, chunk_size=None, random_state=None):
@@ -196,12 +196,6 @@ class NCAStochasticKD(NCAStochastic):
         self.leaf_size = leaf_size
         super().__init__(n_components, batch_size, eta, t0, max_iter, eval_every, init, reg,
                          validation_fraction, patience, chunk_size, random_state)
-
-    def _check(self, X, y):
-        super()._check(X, y)
-        if self.epsilon_max < 0 or self.leaf_size < 1:
-            raise ValueError(f"epsilon_max must be >= 0 and leaf_size >= 1, got "
-                             f"{self.epsilon_max}, {self.leaf_size}")
 
     def _batch_objective(self, A, X, y, rows=None, reg=None):
         reg = self.reg if reg is None else reg
@@ -220,6 +214,11 @@ class NCACompactSupport(StochasticNCA):
     support, found by a range search (`search='tree'`), are visited. `optimizer` cg | lbfgs |
     bold_driver optimises the full objective; 'sgd' is stochastic learning with `batch_size`
     points per step ("NCA SL CS", Table 5.10)."""
+
+    _parameter_constraints = {
+        **FAMILY, **FULL_BATCH, **STOCHASTIC, "batch_size": [BATCH, None],
+        "optimizer": [Options((*OPTIMIZERS, "sgd"))], "init_scale": [POSITIVE],
+        "search": [Options(nca_compact_support.SEARCHES)]}
 
     def __init__(self, n_components=None, optimizer="lbfgs", batch_size=50, eta=1.0, t0=100.0,
                  max_iter=100, tol=1e-5, learning_rate=1.0, eval_every=20, init="rca",
@@ -245,18 +244,16 @@ class NCACompactSupport(StochasticNCA):
 
     _background = None
 
-    def _check(self, X, y):
-        super()._check(X, y)
-        check_choice("optimizer", self.optimizer, (*OPTIMIZERS, "sgd"))
-        check_choice("search", self.search, nca_compact_support.SEARCHES)
-        if self.optimizer == "sgd" and self.batch_size is None:
-            raise ValueError("optimizer='sgd' needs a batch_size")
+    @classmethod
+    def check_parameters(cls, params):
+        super().check_parameters(params)
+        params = cls.with_defaults(params)
+        require("batch_size", params["optimizer"] != "sgd" or params["batch_size"] is not None,
+                "optimizer='sgd' needs a batch_size")
 
     def _initial(self, X, y, rng, d=None):
         """A_0 of `init` times `init_scale`: the kernel width a of eq. 4.15 is absorbed in A, so
         this sets the width relative to the data at the start."""
-        if not isinstance(self.init_scale, (int, float)) or self.init_scale <= 0:
-            raise ValueError(f"init_scale must be a positive number, got {self.init_scale!r}")
         return super()._initial(X, y, rng, d) * self.init_scale
 
     def _optimise(self, A, X, y, rng):
@@ -293,6 +290,9 @@ class NCACompactSupportBackground(NCACompactSupport):
     """Compact-support NCA with a Gaussian background per class (section 4.6, eq. 4.22-4.23):
     mixing weight `beta` (default None: 1/(N_c + 1) per class, the thesis' choice; or a number
     for every class). Other parameters as `nca_cs`."""
+
+    _parameter_constraints = {**NCACompactSupport._parameter_constraints,
+                              "beta": [Interval(Real, 0, 1, closed="left"), None]}
 
     def __init__(self, n_components=None, beta=None, optimizer="lbfgs", batch_size=50, eta=1.0,
                  t0=100.0, max_iter=100, tol=1e-5, learning_rate=1.0, eval_every=20,

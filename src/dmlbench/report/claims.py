@@ -78,7 +78,7 @@ def lowest_average_error(parents, splits, ks, method: str) -> Verdict:
 
 
 def _compare_per_dataset(parents, metric: str, method: str, reference: str, lower: bool,
-                         except_at_most: int) -> Verdict:
+                         except_at_most: int, strict: bool) -> Verdict:
     methods, refs = _labels(parents, method), _labels(parents, reference)
     if not methods or not refs or voc.mean(metric) not in parents:
         return Verdict(NOT_TESTABLE, f"needs {metric} of {method} and {reference}")
@@ -86,25 +86,30 @@ def _compare_per_dataset(parents, metric: str, method: str, reference: str, lowe
     parts, held = [], True
     for m in methods:
         both = values[[m, refs[0]]].dropna()
-        better = both[m] < both[refs[0]] if lower else both[m] > both[refs[0]]
+        diff = (both[refs[0]] - both[m]) if lower else (both[m] - both[refs[0]])
+        better = diff > 0 if strict else diff >= 0
         held &= int((~better).sum()) <= except_at_most
         worse = ", ".join(both.index[~better])
-        parts.append(f"{m}: {'lower' if lower else 'higher'} than {refs[0]} on "
+        word = ("lower" if lower else "higher") if strict else (
+            "at most" if lower else "at least")
+        parts.append(f"{m}: {word} {'than' if strict else 'as'} {refs[0]} on "
                      f"{int(better.sum())} of {len(both)} data sets"
                      + (f" (not on {worse})" if worse else ""))
     return Verdict(HELD if held else NOT_HELD, "; ".join(parts))
 
 
 def lower_on_every_dataset(parents, splits, ks, method: str, reference: str, metric: str,
-                           except_at_most: int = 0) -> Verdict:
-    """`metric` (e.g. N10 skewness) of `method` is lower than `reference`'s on every data set
-    (on all but `except_at_most`)."""
-    return _compare_per_dataset(parents, metric, method, reference, True, except_at_most)
+                           except_at_most: int = 0, strict: bool = True) -> Verdict:
+    """`metric` (e.g. N10 skewness) of `method` is lower than `reference`'s (not higher when
+    not `strict`) on every data set (on all but `except_at_most`)."""
+    return _compare_per_dataset(parents, metric, method, reference, True, except_at_most,
+                                strict)
 
 
 def higher_on_every_dataset(parents, splits, ks, method: str, reference: str, metric: str,
-                            except_at_most: int = 0) -> Verdict:
-    return _compare_per_dataset(parents, metric, method, reference, False, except_at_most)
+                            except_at_most: int = 0, strict: bool = True) -> Verdict:
+    return _compare_per_dataset(parents, metric, method, reference, False, except_at_most,
+                                strict)
 
 
 def rank_at_most(parents, splits, ks, method: str, rank: int, share: float,

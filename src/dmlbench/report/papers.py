@@ -17,6 +17,20 @@ import pandas as pd
 from .. import vocabulary as voc
 
 
+def result_tables() -> list[str]:
+    """Stems of the transcribed tables that hold results (cells with a value and a metric whose
+    direction is known), e.g. "shigeto-2017_table3a"; not the data-set lists or settings."""
+    folder = resources.files("dmlbench.report") / "paper_tables"
+    out = []
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".csv") and "_table" in entry.name:
+            with entry.open() as fh:
+                header = fh.readline().strip().split(",")
+            if {"value", "metric", "dataset", "method"} <= set(header):
+                out.append(entry.name.removesuffix(".csv"))
+    return out
+
+
 def published(table: str) -> pd.DataFrame:
     """A transcribed table, e.g. ``published("shigeto-2017_table3a")``."""
     path = resources.files("dmlbench.report") / "paper_tables" / f"{table}.csv"

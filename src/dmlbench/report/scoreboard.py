@@ -61,17 +61,20 @@ def _outcome(row) -> str:
 
 
 def table_counts(cells: pd.DataFrame) -> pd.DataFrame:
-    """One row per published table any report compared: the counts of `COUNTS`."""
+    """One row per published results table of the papers (`papers.result_tables`): the counts
+    of `COUNTS`, all cells "not run here", "needs a download" or "not obtainable" for a table
+    no report compared."""
     rows = {}
-    for table in sorted(cells["table"].unique()) if not cells.empty else []:
+    for table in papers.result_tables():
         paper = table.split("_")[0]
         published = papers.published(table)
         published = published[published["value"].notna()]
-        ours = cells[cells["table"] == table]
+        ours = cells[cells["table"] == table] if not cells.empty else pd.DataFrame(
+            columns=["metric", "data set", "method", "setting"])
         done = set(zip(ours["metric"], ours["data set"], ours["method"], ours["setting"]))
         counts = dict.fromkeys(COUNTS, 0)
         counts["cells"], counts["compared"] = len(published), len(ours)
-        for outcome in ours.apply(_outcome, axis=1):
+        for outcome in (ours.apply(_outcome, axis=1) if len(ours) else []):
             counts[outcome] += 1
         for _, cell in published.iterrows():
             setting = "" if pd.isna(cell["setting"]) else str(cell["setting"])

@@ -32,13 +32,20 @@ def values(parents: pd.DataFrame, column: str) -> pd.DataFrame:
         index=datasets, columns=methods)
 
 
+def complete(table: pd.DataFrame) -> pd.DataFrame:
+    """The data sets x methods table restricted to the methods evaluated at all (a method
+    evaluated at other k only, e.g. LMNN with n_neighbors matched to k, has no column here) and
+    then to the data sets on which every remaining method has a value."""
+    return table.dropna(axis=1, how="all").dropna(axis=0, how="any")
+
+
 def average_error(parents: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
     """Method x k table of the error averaged over data sets (in %), as Fig. 7 of
     Abou-Moustafa 2017; only data sets on which every method ran are averaged."""
     _, methods = order(parents)
     rows = {}
     for k in ks:
-        table = values(parents, voc.mean(voc.error(k))).dropna(axis=0, how="any")
+        table = complete(values(parents, voc.mean(voc.error(k))))
         rows[f"k = {k}"] = table.mean(axis=0) * 100
     return pd.DataFrame(rows).reindex(methods)
 
@@ -48,7 +55,7 @@ def mean_rank(parents: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
     _, methods = order(parents)
     rows = {}
     for k in ks:
-        table = values(parents, voc.mean(voc.accuracy(k))).dropna(axis=0, how="any")
+        table = complete(values(parents, voc.mean(voc.accuracy(k))))
         rows[f"k = {k}"] = table.rank(axis=1, ascending=False).mean(axis=0)
     return pd.DataFrame(rows).reindex(methods)
 

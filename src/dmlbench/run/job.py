@@ -11,10 +11,15 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .. import data, records
-from ..files import write_npz
 from .. import vocabulary as voc
+from ..files import write_npz
 from ..measure import hubness, hubness_reduction
-from ..measure.evaluation import PeakMemory, evaluate, stopwatch
+from ..measure.evaluation import (
+    PeakMemory,
+    evaluate,
+    neighbour_depths,  # noqa: F401  (for config, which imports run)
+    stopwatch,
+)
 from ..methods import registry as method_registry
 from ..methods.base import KNeighborsMethod
 from . import preprocessing, protocols
@@ -56,13 +61,13 @@ def reduction_settings(method_name: str, value) -> dict | None:
 
 
 def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
-              record_path: str | Path | None = None, pool: dict | None = None) -> dict:
+              record_path: str | Path | None = None, pool: list | None = None) -> dict:
     """Preprocess, fit and evaluate split `index`; return its record. The record's memory
     figures cover all of it (preprocessing streams over rows of the cached data set). With
     `record_path` (the record file the job will write), the method's `artifacts` go to
     `<record stem>.arrays/split<index>.npz` and the record names that file. With the spec's
     `hubness_reduction` the method is evaluated through it (`measure.hubness_reduction`). `pool`
-    receives each test point's `hubness_k` nearest training points as data-set indices."""
+    receives (test points, their `hubness_k` nearest training points), as data-set indices."""
     split, info = protocols.load_split(spec["split_file"], index)
     if info["dataset_sha256"] != dataset.meta["sha256"]:
         raise ValueError(
@@ -101,7 +106,7 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
         record["method"]["hubness_reduction"] = {**reduction,
                                                  "label": hubness_reduction.label(reduction)}
     if pool is not None and "hubness" in kept:
-        pool.update(zip(split.test.tolist(), split.train[kept["hubness"]]))
+        pool.append((split.test, split.train[kept["hubness"]]))
     arrays = est.artifacts(X_test, y_test) if record_path is not None else {}
     if arrays:
         record["arrays"] = save_arrays(Path(record_path), index, arrays)
@@ -123,29 +128,31 @@ def run(spec: dict, threads: int = 1, progress: bool = True,
     kept only when the path of the record file to be written is given."""
     dataset = data.load(spec["dataset"]["name"], spec["cache"])
     label = f"{spec['dataset']['label']} / {spec['method']['label']}"
-    protocol = spec["protocol"]
-    once = protocol["kind"] == "loo" or (protocol["kind"] == "kfold"
-                                         and int(protocol.get("repeats", 1)) == 1)
-    pool = {} if once else None
+    pool: list = []
     out = [run_split(spec, dataset, index, threads, progress, record_path, pool)
            for index in tqdm(spec["splits"], desc=label, unit="split", disable=not progress,
                              mininterval=1.0)]
-    if pool is not None:
-        pooled = pooled_hubness(pool, dataset.y.size, spec["hubness_k"])
-        for record in out:
-            record["metrics"].update(pooled)
+    pooled = pooled_hubness(pool, dataset.y.size, spec["hubness_k"])
+    for record in out:
+        record["metrics"].update(pooled)
     return out
 
 
-def pooled_hubness(pool: dict, n: int, k: int) -> dict[str, float]:
-    """Hubness on the pooled lists of a protocol that tests every sample once (leave-one-out,
-    k-fold with one repeat): each sample's k nearest training points in its own split, one N_k
-    over the whole data set (`pooled_<measure>_n<k>`). Under leave-one-out these are each
-    sample's k nearest among all the others, the measure hubness studies of small data sets
-    report (a one-point split has no N_k of its own). Empty unless `pool` holds every sample:
-    a job whose splits are spread over parts (`splits_per_job`, `max_splits`) has none."""
-    if len(pool) != n:
+def pooled_hubness(pool: list, n: int, k: int) -> dict[str, float]:
+    """Hubness on the lists pooled over the splits when they test every sample exactly once
+    (leave-one-out, k-fold with one repeat, given folds): each sample's k nearest training
+    points in its own split, one N_k over the whole data set (`pooled_<measure>_n<k>`). Under
+    leave-one-out these are each sample's k nearest among all the others, the measure hubness
+    studies of small data sets report (a one-point split has no N_k of its own). Empty
+    otherwise: repeated or partial protocols, and a job whose splits are spread over parts
+    (`splits_per_job`, `max_splits`)."""
+    if not pool:
         return {}
-    lists = np.stack([pool[i] for i in range(n)])
+    tested = np.concatenate([test for test, _ in pool])
+    if tested.size != n or np.unique(tested).size != n:
+        return {}
+    lists = np.empty((n, k), dtype=np.int64)
+    for test, found in pool:
+        lists[test] = found
     values = hubness.summary(lists, n, k)
     return {voc.pooled_hubness(m, k): values[voc.hubness(m, k)] for m in voc.HUBNESS_MEASURES}

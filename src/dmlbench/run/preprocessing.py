@@ -7,6 +7,11 @@ Steps, in the config's order (a list; empty means raw features):
 - ``normalize``: scale every row to unit Euclidean length (scikit-learn's `normalize`; a zero row
   stays zero). Fits nothing. On unit rows the Euclidean order is the cosine order and
   ||x - y||^2 = 2 (1 - cos(x, y)): the cosine geometry of document sets;
+- ``minmax``: map each feature's training range [min, max] to [0, 1], x -> (x - min) / (max -
+  min), as scikit-learn's MinMaxScaler (Suarez et al. 2021 scale every fold so). A feature
+  constant on the training part (range below 10 machine epsilons) gets range 1, as in
+  scikit-learn: it maps to 0 on the training part and to x - min on the test part. Test values
+  are not clipped to [0, 1];
 - ``{pca: q}``: PCA fitted on the training part; an integer q keeps q components, a float in
   (0, 1) keeps the fewest components explaining that fraction of the variance, ``all`` keeps
   every component of non-zero variance, min(n_train - 1, d) (Chang 2012's PCA to N - 1);
@@ -20,16 +25,19 @@ Sparse data (document sets) must reach a ``{pca: q}`` (integer q) before any oth
 ``normalize`` (which keeps the rows sparse): PCA then runs on the sparse matrix with implicit
 centring (ARPACK), so the dense centred matrix is never formed.
 
-Streaming (`fit_transform_rows`, what jobs call). When every step is ``center``, ``zscore`` or
-``{pca: q}`` with a number q, each step is affine and is fitted from the training mean and
-(co)variance of the representation before it, which follow in closed form from the raw training
-moments. These are accumulated over chunks of training rows read straight from the data set (two
-passes: mean, then the scatter of centred rows), and the maps are applied chunk by chunk, so
+Streaming (`fit_transform_rows`, what jobs call). When every step is ``center``, ``zscore``,
+``minmax`` (not after a PCA), ``normalize`` or ``{pca: q}`` with a number q, each step but
+``normalize`` is affine and is fitted
+from the training mean, (co)variance and range of the representation before it, which follow in
+closed form from the raw training moments and range (per-feature scalings with positive factors
+keep each feature's minimum and maximum points). These are accumulated over chunks of training
+rows read straight from the data set (two passes: mean and range, then the scatter of centred
+rows), and the maps are applied chunk by chunk, so
 memory holds the data set, the outputs (n x d_out) and, with PCA, the d x d covariance, never a
 copy of the training part or an n x d SVD. PCA is the eigendecomposition of that covariance;
 component signs follow scikit-learn's rule (each component's largest absolute loading is
-positive). ``normalize`` is not affine: after it the moments are accumulated again, over chunks
-of training rows passed through the maps so far. Other steps (image steps, ``pca: all``), sparse
+positive). ``normalize`` is not affine: after it the moments (and range) are accumulated again,
+over chunks of training rows passed through the maps so far. Other steps (image steps, ``pca: all``), sparse
 data and a PCA with d larger than the number of training points go through the in-memory
 scikit-learn pipeline (`fit_transform`).
 """
@@ -44,7 +52,7 @@ from scipy.ndimage import gaussian_filter
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer, StandardScaler, normalize
+from sklearn.preprocessing import FunctionTransformer, MinMaxScaler, StandardScaler, normalize
 
 #: size of one chunk of rows read from the data set when streaming
 CHUNK_BYTES = 32 * 2**20
@@ -165,6 +173,8 @@ def _step(step, position: int, sparse: bool):
         return "center", StandardScaler(with_std=False)
     if step == "zscore":
         return "zscore", StandardScaler()
+    if step == "minmax":
+        return "minmax", MinMaxScaler()
     if isinstance(step, dict) and len(step) == 1:
         (key, value), = step.items()
         if key == "pca":
@@ -180,8 +190,8 @@ def _step(step, position: int, sparse: bool):
                                  f"width in pixels, got {value!r}")
             return "gaussian_blur", GaussianBlur(float(value), position)
     raise ValueError(
-        f"preprocess[{position}] = {step!r} is not a step; use 'center', 'zscore', 'normalize', "
-        f"{{pca: q}}, "
+        f"preprocess[{position}] = {step!r} is not a step; use 'center', 'zscore', 'minmax', "
+        f"'normalize', {{pca: q}}, "
         f"{{image_crop: b}}, {{gaussian_blur: sigma}} or a preset ({', '.join(PRESETS)})"
     )
 
@@ -228,11 +238,7 @@ def _check_pca_sizes(pipeline: Pipeline, X_train) -> None:
                 if est.svd_solver == "arpack":
                     limit -= 1
                 if q > limit:
-                    raise ValueError(
-                        f"preprocess pca = {q} components, but the training part has only "
-                        f"{'min(n, d) - 1' if est.svd_solver == 'arpack' else 'min(n, d)'} = "
-                        f"{limit}; lower it or use a variance fraction"
-                    )
+                    raise _too_many_components(q, limit, est.svd_solver == "arpack")
             return
         elif isinstance(est, PCAAll):
             return
@@ -242,6 +248,17 @@ def _chunks(n: int, d: int):
     step = max(1, CHUNK_BYTES // (8 * max(1, d)))
     for start in range(0, n, step):
         yield slice(start, start + step)
+
+
+def training_range(X: np.ndarray, rows: np.ndarray, chain: list = ()) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature minimum and maximum of `X[rows]` (passed through the maps of `chain`), over
+    chunks of rows."""
+    d = _width(chain, X.shape[1])
+    lo, hi = np.full(d, np.inf), np.full(d, -np.inf)
+    for part in _chunks(rows.size, X.shape[1]):
+        chunk = _map(chain, X[rows[part]])
+        lo, hi = np.minimum(lo, chunk.min(axis=0)), np.maximum(hi, chunk.max(axis=0))
+    return lo, hi
 
 
 def training_moments(X: np.ndarray, rows: np.ndarray, covariance: bool, chain: list = ()):
@@ -262,6 +279,13 @@ def training_moments(X: np.ndarray, rows: np.ndarray, covariance: bool, chain: l
     return mean, scatter / n, None
 
 
+def _minmax_range(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """max - min, with 1 where it is below 10 machine epsilons (scikit-learn's
+    `_handle_zeros_in_scale`, which MinMaxScaler applies)."""
+    span = hi - lo
+    return np.where(span < 10 * np.finfo(np.float64).eps, 1.0, span)
+
+
 def _is_constant(var: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
     """Features whose variance is within round-off of 0 (scikit-learn's StandardScaler test)."""
     eps = np.finfo(np.float64).eps
@@ -275,13 +299,45 @@ def _svd_flip_rows(components: np.ndarray) -> np.ndarray:
     return components * signs[:, None]
 
 
+def _too_many_components(q: int, limit: int, arpack: bool) -> ValueError:
+    return ValueError(f"preprocess pca = {q} components, but the training part has only "
+                      f"{'min(n, d) - 1' if arpack else 'min(n, d)'} = {limit}; lower it or "
+                      "use a variance fraction")
+
+
+def output_dim(steps: list, n_train: int, d: int, sparse: bool = False) -> tuple[int, bool]:
+    """(features after `steps`, exact?) for n_train training points of d features, without
+    data: exact for every step but ``{pca: fraction}``, which keeps at most min(n_train, d)
+    components (how many depends on the data). Raises the errors fitting would raise where
+    the sizes decide them: a PCA asking for more components than the training part has, an
+    image step on d that is not a square, a crop leaving no pixel, a sparse data set without
+    a ``{pca: q}`` before any step but ``normalize``."""
+    expanded = expand(steps)
+    if sparse and not any(isinstance(s, dict) and "pca" in s for s in expanded):
+        raise ValueError(f"the data set is sparse: {SPARSE_REMEDY}")
+    exact = True
+    for i, step in enumerate(expanded):
+        name, est = _step(step, i, sparse and all(s == "normalize" for s in expanded[:i]))
+        if isinstance(est, (ImageCrop, GaussianBlur)):  # shapes from the steps themselves
+            d = est.fit(np.zeros((1, d))).transform(np.zeros((1, d))).shape[1]
+        elif isinstance(est, PCAAll):
+            d = min(n_train - 1, d)
+        elif isinstance(est, PCA):
+            arpack = est.svd_solver == "arpack"
+            limit = min(n_train, d) - arpack
+            if isinstance(est.n_components, int):
+                if est.n_components > limit:
+                    raise _too_many_components(est.n_components, limit, arpack)
+                d = est.n_components
+            else:
+                d, exact = limit, False
+    return d, exact
+
+
 def _n_components(q, ratio: np.ndarray, limit: int) -> int:
     if isinstance(q, int):
         if q > limit:
-            raise ValueError(
-                f"preprocess pca = {q} components, but the training part has only "
-                f"min(n, d) = {limit}; lower it or use a variance fraction"
-            )
+            raise _too_many_components(q, limit, arpack=False)
         return q
     return int(np.searchsorted(np.cumsum(ratio), q, side="right") + 1)
 
@@ -292,17 +348,28 @@ def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
     None): x -> x / |x|) and the info."""
     checked = [_streamable(s) for s in steps]
     n, d = rows.size, X.shape[1]
-    mean = var = cov = None
+    mean = var = cov = lo = hi = None
     chain: list = []
     info: dict = {"d_in": int(d)}
     for position, (kind, q) in enumerate(checked):
         if kind == "normalize":
             chain.append(("normalize", None, None))
-            mean = None  # the moments of unit rows are measured again, not derived
+            mean = None  # the moments and range of unit rows are measured again, not derived
             continue
         if mean is None:
-            mean, var, cov = training_moments(
-                X, rows, any(k == "pca" for k, _ in checked[position:]), chain)
+            rest = [k for k, _ in checked[position:]]
+            mean, var, cov = training_moments(X, rows, "pca" in rest, chain)
+            lo, hi = training_range(X, rows, chain) if "minmax" in rest else (None, None)
+        if kind == "minmax":  # x * s + b with s = 1 / range, b = -min * s, as MinMaxScaler
+            if lo is None:
+                raise ValueError("minmax after a PCA cannot be streamed")  # _streamable's rule
+            scale = 1.0 / _minmax_range(lo, hi)
+            shift = -lo * scale
+            chain.append(("scale", scale, shift))
+            mean, var = mean * scale + shift, var * scale**2
+            cov = None if cov is None else cov * np.outer(scale, scale)
+            lo, hi = lo * scale + shift, hi * scale + shift
+            continue
         if kind in ("center", "zscore"):
             scale = np.ones_like(mean)
             if kind == "zscore":
@@ -310,6 +377,8 @@ def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
             chain.append(("scale", 1.0 / scale, -mean / scale))
             var = var / scale**2
             cov = None if cov is None else cov / np.outer(scale, scale)
+            if lo is not None:
+                lo, hi = (lo - mean) / scale, (hi - mean) / scale
         else:
             values, vectors = np.linalg.eigh(cov)
             values, vectors = np.clip(values[::-1], 0, None), vectors[:, ::-1]
@@ -319,6 +388,7 @@ def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
             chain.append(("project", components.T, -mean @ components.T))
             var, cov = values[:k], np.diag(values[:k])
             info["pca_explained_variance"] = float(ratio[:k].sum())
+            lo = hi = None
         mean = np.zeros_like(var)
     info["d_out"] = _width(chain, d)
     return chain, info
@@ -350,7 +420,7 @@ def apply(chain: list, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _streamable(step):
     """(kind, q) of a step the streamed path fits, or None."""
-    if step in ("center", "zscore", "normalize"):
+    if step in ("center", "zscore", "minmax", "normalize"):
         return step, None
     if isinstance(step, dict) and set(step) == {"pca"}:
         q = step["pca"]
@@ -359,13 +429,19 @@ def _streamable(step):
     return None
 
 
+def _minmax_after_pca(kinds: list[str]) -> bool:
+    """A PCA's output range is not known from the moments: minmax after it runs in memory."""
+    return "pca" in kinds and "minmax" in kinds[kinds.index("pca"):]
+
+
 def fit_transform_rows(steps: list, X, train: np.ndarray, test: np.ndarray):
     """Fit `steps` on `X[train]`; return (X[train]', X[test]', info), streaming over rows when
     the steps allow it (see the module docstring), else through `fit_transform`."""
     expanded = expand(steps)
     kinds = [_streamable(s) for s in expanded]
     streamable = (expanded and not sp.issparse(X) and all(kinds)
-                  and not (any(k == "pca" for k, _ in kinds) and X.shape[1] > train.size))
+                  and not (any(k == "pca" for k, _ in kinds) and X.shape[1] > train.size)
+                  and not _minmax_after_pca([k for k, _ in kinds] if all(kinds) else []))
     if not streamable:
         return fit_transform(steps, X[train], X[test])
     for i, step in enumerate(expanded):

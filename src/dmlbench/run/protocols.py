@@ -4,18 +4,21 @@ the data set's given train/test split. Splits are index arrays, saved so that an
 A protocol is a dict from the config, e.g. ``{"kind": "holdout", "repeats": 4,
 "train_fraction": 0.7}``, ``{"kind": "kfold", "folds": 10}``, ``{"kind": "loo"}`` (N splits, each
 testing one sample on the N - 1 others; the gene-expression sets of Chang 2012) or
-``{"kind": "given"}``.
+``{"kind": "given"}``, or ``{"kind": "given_folds"}``: the data set's published cross-validation
+folds (e.g. KEEL's DOB-SCV files, `dmlbench.data.keel`), one split per fold, whose index arrays
+keep the order of the published files (the other protocols sort them).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedShuffleSplit
 
-KINDS = ("holdout", "kfold", "loo", "given")
+KINDS = ("holdout", "kfold", "loo", "given", "given_folds")
 
 
 @dataclass
@@ -30,8 +33,8 @@ class Split:
 def protocol_id(protocol: dict, seed: int) -> str:
     """A readable, unique file name for a protocol and seed, e.g. ``holdout-p0.7-r4-seed0``."""
     kind = protocol["kind"]
-    if kind == "given":
-        return "given"
+    if kind in ("given", "given_folds"):
+        return kind
     parts = [f"{_ABBREV.get(k, k)}{v}" for k, v in sorted(protocol.items()) if k != "kind"]
     return "-".join([kind, *parts, f"seed{seed}"])
 
@@ -39,9 +42,15 @@ def protocol_id(protocol: dict, seed: int) -> str:
 _ABBREV = {"repeats": "r", "train_fraction": "p", "folds": "k", "train_size": "n", "test_size": "t"}
 
 
-def n_splits(protocol: dict, n_samples: int | None = None) -> int:
-    """How many splits a protocol makes (leave-one-out: one per sample, so `n_samples`)."""
+def n_splits(protocol: dict, n_samples: int | None = None, n_folds: int | None = None) -> int:
+    """How many splits a protocol makes (leave-one-out: one per sample, so `n_samples`; given
+    folds: the data set's number of folds, `n_folds`)."""
     kind = protocol["kind"]
+    if kind == "given_folds":
+        if not n_folds:
+            raise ValueError("protocol given_folds needs a data set with published folds "
+                             "(n_folds is unknown)")
+        return int(n_folds)
     if kind == "loo":
         if n_samples is None:
             raise ValueError("protocol loo makes one split per sample: n_samples is needed")
@@ -56,28 +65,24 @@ def n_splits(protocol: dict, n_samples: int | None = None) -> int:
 
 
 def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = None,
-                dataset: str = "?", drop_classes_below: int = 0) -> list[Split]:
+                dataset: str = "?", drop_classes_below: int = 0,
+                given_folds: list | None = None) -> list[Split]:
     """The splits of labels `y` under `protocol`, deterministic in `seed`.
 
     Every class needs at least two members (one per side); a `ValueError` names the data set and
     the class otherwise. Classes with fewer than `drop_classes_below` members are left out of
     every split (a documented choice per data set in the config); indices stay those of `y`.
     At least two classes must remain: a `ValueError` names the data set and the class counts.
+    `given_folds` (the data set's published folds) is what protocol ``given_folds`` returns,
+    in the files' order.
     """
     y = np.asarray(y)
+    if protocol.get("kind") == "given_folds":
+        return _given_folds(y, given_folds, dataset, drop_classes_below)
     if drop_classes_below:
         classes, counts = np.unique(y, return_counts=True)
-        large = counts >= drop_classes_below
-        if large.sum() < 2:
-            sizes = ", ".join(f"{c}: {n}" for c, n in zip(classes.tolist(), counts.tolist()))
-            limit = int(np.sort(counts)[-2]) if counts.size >= 2 else None
-            hint = (f"drop_classes_below <= {limit} keeps two" if limit is not None
-                    else "this data set has a single class")
-            raise ValueError(
-                f"data set '{dataset}': drop_classes_below = {drop_classes_below} keeps "
-                f"{int(large.sum())} of its {classes.size} classes (samples per class: {sizes}); "
-                f"k-NN classification needs at least two ({hint})")
-        kept = np.flatnonzero(np.isin(y, classes[large]))
+        kept_counts(dict(zip(classes.tolist(), counts.tolist())), drop_classes_below, dataset)
+        kept = np.flatnonzero(np.isin(y, classes[counts >= drop_classes_below]))
         if protocol.get("kind") == "given" and given is not None:
             given = {part: np.intersect1d(idx, kept) for part, idx in given.items()}
             return make_splits(y, protocol, seed, given=given, dataset=dataset)
@@ -94,15 +99,7 @@ def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = N
             )
         return [Split(0, np.sort(given["train"]), np.sort(given["test"]))]
     classes, counts = np.unique(y, return_counts=True)
-    if classes.size < 2:
-        raise ValueError(f"data set '{dataset}' has a single class ({classes.tolist()}): k-NN "
-                         "classification needs at least two")
-    if counts.min() < 2:
-        small = classes[counts < 2].tolist()
-        raise ValueError(
-            f"data set '{dataset}': classes {small} have fewer than 2 samples, so a stratified "
-            "split cannot put them on both sides; set `drop_classes_below: 2` for this data set"
-        )
+    check_stratifiable(dict(zip(classes.tolist(), counts.tolist())), dataset)
     if kind == "loo":
         everyone = np.arange(len(y))
         return [Split(i, np.delete(everyone, i), everyone[i:i + 1]) for i in range(len(y))]
@@ -111,13 +108,92 @@ def make_splits(y: np.ndarray, protocol: dict, seed: int, given: dict | None = N
         size = _holdout_sizes(protocol, len(y), len(classes), dataset)
         splitter = StratifiedShuffleSplit(n_splits=n_splits(protocol), random_state=seed, **size)
     else:
-        folds = int(protocol["folds"])
-        if folds < 2 or folds > len(y):
-            raise ValueError(f"protocol.folds must be in [2, n = {len(y)}], got {folds}")
+        folds = _folds(protocol, len(y))
         splitter = RepeatedStratifiedKFold(n_splits=folds, n_repeats=int(protocol.get("repeats", 1)),
                                            random_state=seed)
     return [Split(i, np.sort(tr), np.sort(te))
             for i, (tr, te) in enumerate(splitter.split(X_dummy, y))]
+
+
+def _given_folds(y: np.ndarray, folds: list | None, dataset: str, drop_classes_below: int):
+    if not folds:
+        raise ValueError(f"protocol 'given_folds' needs a data set with published folds; "
+                         f"'{dataset}' has none (use kfold, or a keel-* data set)")
+    keep = np.ones(len(y), dtype=bool)
+    if drop_classes_below:
+        classes, counts = np.unique(y, return_counts=True)
+        keep = np.isin(y, classes[counts >= drop_classes_below])
+    out = []
+    for i, fold in enumerate(folds):
+        train, test = (np.asarray(fold[part], dtype=np.int64) for part in ("train", "test"))
+        if np.intersect1d(train, test).size or max(train.max(), test.max()) >= len(y):
+            raise ValueError(f"data set '{dataset}': given fold {i} has overlapping or "
+                             "out-of-range indices; rebuild the data set")
+        out.append(Split(i, train[keep[train]], test[keep[test]]))
+    return out
+
+
+def kept_counts(counts: dict, drop_classes_below: int, dataset: str = "?") -> dict:
+    """{class: samples} of the classes every split keeps: those with at least
+    `drop_classes_below` samples (all when 0). At least two must remain: a `ValueError` names
+    the data set and the class counts otherwise."""
+    kept = {c: n for c, n in counts.items() if n >= drop_classes_below}
+    if len(kept) < 2:
+        sizes = ", ".join(f"{c}: {n}" for c, n in counts.items())
+        ordered = sorted(counts.values())
+        hint = (f"drop_classes_below <= {ordered[-2]} keeps two" if len(ordered) >= 2
+                else "this data set has a single class")
+        raise ValueError(
+            f"data set '{dataset}': drop_classes_below = {drop_classes_below} keeps "
+            f"{len(kept)} of its {len(counts)} classes (samples per class: {sizes}); "
+            f"k-NN classification needs at least two ({hint})")
+    return kept
+
+
+def check_stratifiable(counts: dict, dataset: str = "?") -> None:
+    """A stratified split needs two classes and two samples of each (one per side)."""
+    if len(counts) < 2:
+        raise ValueError(f"data set '{dataset}' has a single class ({list(counts)}): k-NN "
+                         "classification needs at least two")
+    small = [c for c, n in counts.items() if n < 2]
+    if small:
+        raise ValueError(
+            f"data set '{dataset}': classes {small} have fewer than 2 samples, so a stratified "
+            "split cannot put them on both sides; set `drop_classes_below: 2` for this data set"
+        )
+
+
+def smallest_training_part(protocol: dict, n: int, n_classes: int,
+                           given_train: int | None = None, dataset: str = "?") -> int:
+    """The fewest training points a split of `protocol` has, for n samples in n_classes
+    classes (after any class filter), with the errors `make_splits` raises for impossible
+    sizes: holdout its `train_size` or round(train_fraction x n) (every split alike); k-fold
+    n - ceil(n / folds) (scikit-learn's StratifiedKFold gives test fold i ceil((n - i) / folds)
+    points, whatever the classes); leave-one-out n - 1; given: its training part
+    (`given_train`, None when the data set has no split of its own); given folds: at most
+    n - 1 (the published folds' sizes are not pinned, so this is an upper bound)."""
+    kind = protocol["kind"]
+    if kind == "given_folds":
+        return n - 1
+    if kind == "given":
+        if given_train is None:
+            raise ValueError(f"protocol 'given' needs a data set with its own train/test split; "
+                             f"'{dataset}' has none (use holdout or kfold)")
+        return int(given_train)
+    if kind == "loo":
+        return n - 1
+    if kind == "holdout":
+        return _holdout_sizes(protocol, n, n_classes, dataset)["train_size"]
+    if kind == "kfold":
+        return n - math.ceil(n / _folds(protocol, n))
+    raise ValueError(f"protocol.kind must be one of {KINDS}, got {kind!r}")
+
+
+def _folds(protocol: dict, n: int) -> int:
+    folds = int(protocol["folds"])
+    if folds < 2 or folds > n:
+        raise ValueError(f"protocol.folds must be in [2, n = {n}], got {folds}")
+    return folds
 
 
 def _holdout_sizes(protocol: dict, n: int, n_classes: int, dataset: str) -> dict:

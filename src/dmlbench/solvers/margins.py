@@ -8,6 +8,8 @@ H(x_i) = {(j, psi_ij)} (same class, j != i) or misses M(x_i) (other classes), th
 sample summing to one:
 
 - `NearestSets`: the k nearest, psi = 1/k (k = 1: eq. 2; k_h and k_m: BoostMDM-K, section 2.6.1);
+  a sample whose class has fewer than k_h + 1 members takes all its hits, psi = 1/(N_c - 1) (the
+  paper sets k_h = 5 on data sets such as Yeast, whose smallest class has 5 samples in all);
 - `GaussianSets`: all of them with softmax weights exp(-mu ||z_i - z_j||^2) (BoostMDM-G, 2.6.2).
 
 From a set and sample weights c (summing to one):
@@ -47,27 +49,35 @@ def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 @dataclass
 class NearestSets:
-    """The k nearest hits (or misses) of every sample: `index` (N x k), weights 1/k."""
+    """The k nearest hits (or misses) of every sample: `index` (N x k), weights 1/k; or, where
+    some samples have fewer than k members, `weight` (N x k): 1/k_i on their k_i members and 0
+    on the padding columns (which repeat a member)."""
 
     index: np.ndarray
+    weight: np.ndarray | None = None
 
     def f(self, F: np.ndarray) -> np.ndarray:
-        """Average squared distance from each sample to its k set members, in coordinates F."""
+        """Average squared distance from each sample to its set members, in coordinates F."""
         n, k = self.index.shape
         out = np.empty(n)
         for rows in _row_chunks(n, 8 * k * max(1, F.shape[1])):
             diff = F[rows, None, :] - F[self.index[rows]]
-            out[rows] = np.einsum("ijk,ijk->i", diff, diff) / k
+            if self.weight is None:
+                out[rows] = np.einsum("ijk,ijk->i", diff, diff) / k
+            else:
+                out[rows] = np.einsum("ijk,ijk,ij->i", diff, diff, self.weight[rows])
         return out
 
     def scatter(self, X: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """sum_i c_i (1/k) sum_j (x_i - x_j)(x_i - x_j)^T over the set members j of i."""
+        """sum_i c_i sum_j psi_ij (x_i - x_j)(x_i - x_j)^T over the set members j of i."""
         n, k = self.index.shape
         m = X.shape[1]
         S = np.zeros((m, m))
         for rows in _row_chunks(n, 8 * k * max(1, m)):
             D = (X[rows, None, :] - X[self.index[rows]]).reshape(-1, m)
-            S += D.T @ (np.repeat(c[rows] / k, k)[:, None] * D)
+            psi = (np.repeat(c[rows] / k, k) if self.weight is None
+                   else (c[rows, None] * self.weight[rows]).ravel())
+            S += D.T @ (psi[:, None] * D)
         return (S + S.T) / 2
 
 
@@ -152,9 +162,6 @@ class SetRule:
             for name, k in zip(names, (self.k_hit, self.k_miss)):
                 if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
                     raise ValueError(f"{name} must be a positive integer, got {k!r}")
-            if self.k_hit > counts.min() - 1:
-                raise ValueError(f"{names[0]} = {self.k_hit} exceeds the hits available: the smallest "
-                                 f"class has {counts.min()} samples ({counts.min() - 1} hits each)")
             if self.k_miss > y.size - counts.max():
                 raise ValueError(f"{names[1]} = {self.k_miss} exceeds the misses available: the "
                                  f"largest class leaves {y.size - counts.max()} samples of "
@@ -187,13 +194,19 @@ class SetRule:
         n = y.size
         hits = np.empty((n, self.k_hit), dtype=np.int64)
         misses = np.empty((n, self.k_miss), dtype=np.int64)
+        weight = None
         for label in np.unique(y):
             own, other = np.flatnonzero(y == label), np.flatnonzero(y != label)
-            _, ind = euclidean_kneighbors(Z[own], Z[own], self.k_hit, exclude_self=True)
-            hits[own] = own[ind]
+            k = min(self.k_hit, own.size - 1)  # a small class: all its hits
+            _, ind = euclidean_kneighbors(Z[own], Z[own], k, exclude_self=True)
+            hits[own] = own[np.pad(ind, ((0, 0), (0, self.k_hit - k)), mode="edge")]
+            if k < self.k_hit:
+                if weight is None:
+                    weight = np.full((n, self.k_hit), 1.0 / self.k_hit)
+                weight[own] = np.r_[np.full(k, 1.0 / k), np.zeros(self.k_hit - k)]
             _, ind = euclidean_kneighbors(Z[own], Z[other], self.k_miss)
             misses[own] = other[ind]
-        return NearestSets(hits), NearestSets(misses), None
+        return NearestSets(hits, weight), NearestSets(misses), None
 
 
 def margins(hits: Sets, misses: Sets, F: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ own module here and list it in `SECTIONS`; sections import only `report.base` an
 from __future__ import annotations
 
 from . import (
+    bayesian,
     boosting,
     claims,
     cost,
@@ -26,6 +27,7 @@ SECTIONS = [
     leaderboard.accuracy,
     leaderboard.average_error,
     statistics.statistics,
+    bayesian.bayesian_section,
     hubness.hubness,
     cost.cost,
     cost.cost_accuracy,

@@ -18,14 +18,14 @@ def leaderboard(ctx: Context) -> Section:
     ranks = tables.mean_rank(ctx.parents, ctx.ks)
     best = tables.best_per_row(ranks.T, higher_is_better=False).T
     text = tables.fmt(ranks, 2)
-    complete = {k: tables.values(ctx.parents, voc.mean(voc.accuracy(k))).dropna().shape[0]
+    complete = {k: tables.complete(tables.values(ctx.parents, voc.mean(voc.accuracy(k)))).shape[0]
                 for k in ctx.ks}
     footer = pd.DataFrame({f"k = {k}": [str(complete[k])] for k in ctx.ks},
                           index=["data sets ranked"])
     pvalues = {}
     for k in ctx.ks:
         try:
-            scores = tables.values(ctx.parents, voc.mean(voc.accuracy(k)))
+            scores = tables.complete(tables.values(ctx.parents, voc.mean(voc.accuracy(k))))
             pvalues[f"k = {k}"] = f"{friedman(scores)[1]:.3g}"
         except ValueError:
             pvalues[f"k = {k}"] = "–"
@@ -43,8 +43,9 @@ def accuracy(ctx: Context) -> Section:
     n_splits = tables.values(ctx.parents, "n_splits").max(axis=1).astype(int)
     _, methods = tables.order(ctx.parents)
     for k in ctx.ks:
-        text = tables.mean_std(ctx.parents, voc.accuracy(k), scale=100)
-        best = tables.best_per_row(tables.values(ctx.parents, voc.mean(voc.accuracy(k))))
+        means = tables.values(ctx.parents, voc.mean(voc.accuracy(k))).dropna(axis=1, how="all")
+        text = tables.mean_std(ctx.parents, voc.accuracy(k), scale=100)[means.columns]
+        best = tables.best_per_row(means)
         text.insert(0, "splits", n_splits)
         sec.table(html_table(text, best, links), f"{k}-NN accuracy (%)",
                   export_table(ctx, text, voc.accuracy(k)))

@@ -30,9 +30,9 @@ def statistics(ctx: Context) -> Section | None:
                   "on one data set, whether two accuracies differ — its win/tie/loss counts are "
                   "over data sets.")
     for k in ctx.ks:
-        scores = tables.values(ctx.parents, voc.mean(voc.accuracy(k))).dropna(axis=0, how="any")
+        scores = tables.complete(tables.values(ctx.parents, voc.mean(voc.accuracy(k))))
         n_methods, n_sets = scores.shape[1], scores.shape[0]
-        if n_sets < 2:
+        if n_sets < 2 or n_methods < 2:
             continue
         ranks = mean_ranks(scores)
         cd = nemenyi_cd(n_methods, n_sets)
@@ -68,6 +68,8 @@ def _test_sizes(ctx: Context) -> pd.DataFrame:
     kfold = frame["protocol"].fillna("").str.contains('"kfold"')
     folds = frame["protocol"].fillna("").str.extract(r'"folds": (\d+)')[0].astype(float)
     frame["n_z"] = np.where(kfold, per_repeat * folds, per_repeat)
+    given_folds = frame["protocol"].fillna("").str.contains('"given_folds"')  # one k-fold CV
+    frame["n_z"] = np.where(given_folds, frame["n_test_total"], frame["n_z"])
     return tables.values(frame, "n_z")
 
 
