@@ -66,7 +66,7 @@ def skewness(k: int, train: bool = False) -> str:
 def pooled_hubness(measure: str, k: int) -> str:
     """A hubness measure on the pooled lists of a protocol that tests every sample once: under
     leave-one-out each sample's k nearest among all the others, one N_k over the whole data set
-    (with k-fold, each sample's k nearest in the training part of its fold), e.g.
+    (with k-fold or given folds, each sample's k nearest in the training part of its fold), e.g.
     `pooled_skewness_n5`; every split record of the job carries it (`run.job.pooled_hubness`)."""
     return f"{POOLED_PREFIX}{measure}_n{k}"
 

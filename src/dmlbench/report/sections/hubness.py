@@ -9,7 +9,7 @@ from ..base import Context, Section, export_table, html_table
 
 def pooled_where_present(parents, k: int):
     """The parents with each hubness measure replaced by its pooled value (`pooled_<measure>`,
-    the same on every split: sd 0) where the runs have one (leave-one-out, one k-fold)."""
+    the same on every split: sd 0) where the runs have one (leave-one-out, one k-fold, given folds)."""
     out = parents.copy()
     for measure in voc.HUBNESS_MEASURES:
         pooled = voc.mean(voc.pooled_hubness(measure, k))
@@ -32,7 +32,7 @@ def hubness(ctx: Context) -> Section | None:
                   f"queries' {k}-NN lists, as in Table 2 of Shigeto 2017 (population moments; "
                   "smaller is less hubness), mean ± sd over splits; then the share of antihubs "
                   f"(training points in no list) and the largest N{k}. Where a protocol tests "
-                  "every sample once (leave-one-out, one k-fold) and one job ran all its "
+                  "every sample once (leave-one-out, one k-fold, given folds) and one job ran all its "
                   "splits, the values are those of the lists pooled over the splits (sd 0).")
     skew = tables.mean_std(parents, voc.skewness(k))
     best = tables.best_per_row(tables.values(parents, voc.mean(voc.skewness(k))), False)

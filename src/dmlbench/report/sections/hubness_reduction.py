@@ -5,7 +5,7 @@ whether a learned metric (Move-labeled, LMNN, NCA) still gains from a reducer.
 A reduced entry (a method evaluated through `hubness_reduction`, tag `dmlbench.hubness_reduction`)
 is paired with the entry of the same method, parameters and preprocessing without a reduction on
 the same data set. Skewness and antihub share are the pooled ones (`pooled_<measure>_n<k>`: every
-sample tested once, leave-one-out or one k-fold) where the runs have them, else the test
+sample tested once: leave-one-out, one k-fold, given folds) where the runs have them, else the test
 queries' per split.
 """
 
@@ -179,7 +179,7 @@ def section(ctx: Context) -> Section | None:
                   "distances: mutual proximity (MP, Schnitzer et al. 2012), local scaling (LS, "
                   "Zelnik-Manor & Perona 2004), NICDM (Jegou et al. 2007), DisSim local (Hara et "
                   f"al. 2016). N{k} skewness and antihub share are pooled over the splits (*) "
-                  "where the protocol tests every sample once (leave-one-out, one k-fold), "
+                  "where the protocol tests every sample once (leave-one-out, one k-fold, given folds), "
                   "else those of the test queries, mean over splits. Does a learned metric "
                   "(Move-labeled, LMNN, NCA) still gain from a reducer, or do both fix the same "
                   "thing? The last tables give each method's mean change over the data sets.")
