@@ -141,6 +141,62 @@ def test_dimension_sweep_is_resolved_per_method_and_keys_only_change_when_set():
             != config.job_spec(base, "iris", "lmnn", [0])["parent_key"])
 
 
+@pytest.mark.parametrize("method, value, key, message", [
+    ("lmnn", {"kind": "mutual_proxmity"}, "methods.lmnn.hubness_reduction.kind", "is not one of"),
+    ("lmnn", {"kind": "local_scaling", "variant": "empiric"}, "methods.lmnn.hubness_reduction",
+     "has no key(s) ['variant']"),
+    ("lmnn", {"kind": "nicdm", "k": 200, "candidates": 50}, "methods.lmnn.hubness_reduction",
+     "k = 200 exceeds candidates = 50"),
+    ("lmnn", {"kind": "dissim_local", "distance": "cosine"}, "methods.lmnn.hubness_reduction",
+     "squared Euclidean"),
+    ("rmvem", {"kind": "dissim_local"}, "methods.rmvem.hubness_reduction", "has none"),
+    ("rmle", {"kind": "mutual_proximity", "distance": "cosine"}, "methods.rmle.hubness_reduction",
+     "has none"),
+    ("klhp", {"kind": "mutual_proximity"}, "methods.klhp.hubness_reduction", "a classifier"),
+])
+def test_a_bad_hubness_reduction_stops_the_config_naming_the_key(method, value, key, message):
+    cfg = copy.deepcopy(GOOD)
+    cfg["methods"][method] = {"hubness_reduction": value}
+    with pytest.raises(config.ConfigError) as err:
+        check(cfg)
+    assert err.value.key == key and message in str(err.value)
+
+
+def test_a_bad_hubness_reduction_stops_check_config_before_any_job(tmp_path):
+    import subprocess
+    import sys
+
+    import yaml
+
+    cfg = copy.deepcopy(GOOD)
+    cfg["methods"]["lmnn"]["hubness_reduction"] = {"kind": "local_scaling", "k": 0}
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    run = subprocess.run([sys.executable, "-m", "dmlbench.cli", "check-config", str(path)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode != 0
+    assert "methods.lmnn.hubness_reduction.k" in run.stderr + run.stdout
+
+
+def test_hubness_reduction_joins_the_identity_only_when_set():
+    base = check(copy.deepcopy(GOOD))
+    plain = config.job_spec(base, "iris", "lmnn", [0])
+    assert plain["hubness_reduction"] is None
+    assert "hubness_reduction" not in config.identity(plain)
+    unset = copy.deepcopy(GOOD)
+    unset["methods"]["lmnn"]["hubness_reduction"] = None
+    assert config.job_spec(check(unset), "iris", "lmnn", [0])["parent_key"] == plain["parent_key"]
+    keys = []
+    for value in ({"kind": "local_scaling"}, {"kind": "local_scaling", "k": 10},
+                  {"kind": "local_scaling", "k": 5}):
+        cfg = copy.deepcopy(GOOD)
+        cfg["methods"]["lmnn"]["hubness_reduction"] = value
+        spec = config.job_spec(check(cfg), "iris", "lmnn", [0])
+        keys.append(spec["parent_key"])
+        assert spec["hubness_reduction"]["candidates"] == 100  # defaults filled in
+    assert keys[0] == keys[1] != keys[2] and plain["parent_key"] not in keys
+
+
 # ---- errors before any job: parameters, data limits, files (issue 13, section 4) ------------
 
 def _refused(cfg, key, *messages):
@@ -297,3 +353,14 @@ def test_check_config_prints_one_line_and_no_traceback(tmp_path, capsys, text, l
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("dmlbench check-config: error: ") and line in err
+
+
+def test_hubness_reduction_limits_are_checked_on_the_training_part_before_any_job():
+    cfg = copy.deepcopy(GOOD)  # iris: 105 training points of 150 (70 %)
+    cfg["methods"]["lmnn"]["hubness_reduction"] = {"kind": "nicdm", "k": 110, "candidates": 120}
+    _refused(cfg, "methods.lmnn.hubness_reduction.k", "k = 110 exceeds the n_train - 1")
+    cfg["methods"]["lmnn"]["hubness_reduction"] = {"kind": "mutual_proximity", "candidates": 3,
+                                                   "exact_max": 50}
+    _refused(cfg, "methods.lmnn.hubness_reduction.candidates", "candidates = 3 is fewer than the 10")
+    cfg["methods"]["lmnn"]["hubness_reduction"]["exact_max"] = 2000  # every pair: no candidates
+    check(cfg)

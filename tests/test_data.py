@@ -37,6 +37,7 @@ EXPECTED = {
     "german-keel": (1000, 20, [700, 300]),  # UCI: good 700, bad 300
     "crings": (500, 3, [100] * 5),
     "waveform": (800, 21, None),
+    "dexter": (300, 7751, [150, 150]),  # PROVENANCE.md: two classes; 12249 all-zero columns
 }
 
 UCI_DIR = uci_dir()
@@ -443,6 +444,73 @@ def test_a_job_runs_on_a_sparse_data_set_through_sparse_pca(tmp_path, monkeypatc
     (record,) = job.run(config.job_spec(cfg, "toy-sparse", "euclidean", [0]), progress=False)
     assert record["preprocess"]["d_in"] == 200 and record["preprocess"]["d_out"] == 5
     assert record["metrics"]["accuracy_k1"] > 0.8
+
+
+def _dexter_sums(folder: Path) -> dict[str, str]:
+    lines = (folder / "SHA256SUMS").read_text().splitlines()
+    return {name: digest for digest, name in (line.split() for line in lines if line.strip())}
+
+
+def test_dexter_ships_inside_the_package_with_licence_provenance_and_checksums():
+    import hashlib
+    import io
+    import tomllib
+
+    from conftest import REPO
+    from sklearn.datasets import load_svmlight_file
+
+    from dmlbench.data import embedded
+
+    folder = embedded.DEXTER_DIR
+    assert folder.parent == Path(data.__file__).parent  # inside the installed package
+    assert {"LICENSE", "PROVENANCE.md", "ABOUT"} <= {p.name for p in folder.iterdir()}
+    assert "BSD 3-Clause" in (folder / "LICENSE").read_text()
+    sums = _dexter_sums(folder)
+    assert sums == embedded.DEXTER_SHA256
+    for name, digest in sums.items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest
+    package_data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["dmlbench"]
+    assert "data/dexter/*" in package_data
+    # an independent parser: scikit-learn's svmlight reader, each line's label put in front
+    lines = (folder / "dexter_train.data").read_text().splitlines()
+    labels = (folder / "dexter_train.labels").read_text().split()
+    text = "\n".join(f"{label} {line}" for label, line in zip(labels, lines))
+    X, y = load_svmlight_file(io.BytesIO(text.encode()), n_features=20000, zero_based=False)
+    raw = embedded.load_dexter()
+    np.testing.assert_array_equal(raw.X, X.toarray())
+    np.testing.assert_array_equal(raw.y.astype(float), y)
+
+
+def test_a_damaged_dexter_copy_is_refused(tmp_path, monkeypatch):
+    import shutil
+
+    from dmlbench.data import embedded
+
+    for path in embedded.DEXTER_DIR.iterdir():
+        shutil.copy(path, tmp_path / path.name)
+    damaged = tmp_path / "dexter_train.data"
+    damaged.write_bytes(damaged.read_bytes().replace(b"10:105", b"10:106", 1))
+    monkeypatch.setattr(embedded, "DEXTER_DIR", tmp_path)
+    with pytest.raises(ValueError, match="damaged"):
+        embedded.load_dexter()
+
+
+def test_dexter_with_cosine_distances_shows_the_published_hubness():
+    """Issue 18's reference figures for DEXTER, cosine distances, k = 5, every document against
+    the 299 others: skewness of N_5 = 4.22, 26.7 % antihubs, 5-NN accuracy 80.33 %, computed
+    with scikit-learn's cosine search and scipy's skewness (not dmlbench's)."""
+    from scipy.stats import skew
+    from sklearn.neighbors import NearestNeighbors
+
+    ds = data.build("dexter")
+    search = NearestNeighbors(n_neighbors=5, metric="cosine", algorithm="brute").fit(ds.X)
+    ind = search.kneighbors()[1]  # no query given: each point's neighbours but itself
+    nk = np.bincount(ind.ravel(), minlength=300)
+    assert skew(nk) == pytest.approx(4.22, abs=0.005)
+    assert np.mean(nk == 0) == pytest.approx(0.267, abs=0.0005)
+    votes = ds.y[ind].sum(axis=1)  # labels 0/1, k = 5: no ties
+    assert np.mean((votes >= 3) == ds.y) == pytest.approx(0.8033, abs=0.00005)
 
 
 def test_given_split_sizes_are_pinned_and_checked(monkeypatch):

@@ -115,3 +115,85 @@ def test_a_job_with_a_non_finite_metric_fails_naming_method_data_set_and_split(
     with pytest.raises(ValueError, match=f"method '{method}' on data set 'toy-job', split 0: "
                                          f"{cause}.*drop_classes_below"):
         run_toy_job(tmp_path, monkeypatch, RawData(X, y.astype(str)), method)
+
+
+def run_loo_job(tmp_path, monkeypatch, X, y, method_entry, hubness_k=3, protocol=None,
+                splits=None):
+    spec = data.DatasetSpec("toy-loo", "generator", len(y), X.shape[1], 2,
+                            lambda: RawData(X, y.astype(str)), keep_constant_features=True)
+    monkeypatch.setitem(data.REGISTRY, "toy-loo", spec)
+    cfg = config.check({"benchmark": "t", "data": {"cache": str(tmp_path)}, "k": [1, 3],
+                        "hubness_k": hubness_k, "protocol": protocol or {"kind": "loo"},
+                        "datasets": {"toy-loo": None}, "methods": {"m": method_entry}})
+    ds = data.ensure("toy-loo", tmp_path)
+    protocol = config.dataset_protocol(cfg, "toy-loo")
+    protocols.save_splits(config.split_path(cfg, "toy-loo"), protocols.make_splits(ds.y, protocol, 0),
+                          protocol, 0, ds.meta["sha256"])
+    splits = list(range(protocols.n_splits(protocol, len(y)))) if splits is None else splits
+    return job.run(config.job_spec(cfg, "toy-loo", "m", splits), progress=False)
+
+
+def test_leave_one_out_hubness_is_measured_on_the_pooled_lists(tmp_path, monkeypatch):
+    from scipy.stats import skew
+    from sklearn.neighbors import NearestNeighbors
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 30)), np.arange(40) % 2
+    records = run_loo_job(tmp_path, monkeypatch, X, y, {"method": "euclidean"})
+    ind = NearestNeighbors(n_neighbors=3).fit(X).kneighbors()[1]  # each point against the others
+    nk = np.bincount(ind.ravel(), minlength=40)
+    for record in records:
+        metrics = record["metrics"]
+        assert metrics["pooled_skewness_n3"] == pytest.approx(skew(nk), abs=1e-12)
+        assert metrics["pooled_antihub_share_n3"] == pytest.approx(np.mean(nk == 0))
+        assert metrics["pooled_max_n3"] == nk.max()
+    # the pooled leave-one-out accuracy is the mean over the one-point splits
+    votes = (y[ind].sum(axis=1) >= 2).astype(int)
+    assert np.mean([r["metrics"]["accuracy_k3"] for r in records]) == pytest.approx(np.mean(votes == y))
+
+
+def test_a_reduced_method_runs_as_its_own_entry_and_pools_its_reduced_lists(tmp_path, monkeypatch):
+    """Empiric mutual proximity under leave-one-out: the test point i against the others, counting
+    the points j other than i and y, is the formula on the whole set with i excluded."""
+    from scipy.spatial.distance import cdist
+    from scipy.stats import skew
+    from test_hubness_reduction import reference, reference_lists
+
+    from dmlbench import records as rec
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 20)) * rng.uniform(0.5, 2.0, size=(30, 1))
+    y = np.arange(30) % 2
+    out = run_loo_job(tmp_path, monkeypatch, X, y,
+                      {"method": "euclidean", "hubness_reduction": {"kind": "mutual_proximity"}})
+    D = cdist(X, X)
+    lists = reference_lists(reference("mutual_proximity", D, D, own=np.arange(30)), D, 3)[1]
+    nk = np.bincount(lists.ravel(), minlength=30)
+    assert out[0]["metrics"]["pooled_skewness_n3"] == pytest.approx(skew(nk), abs=1e-12)
+    method = out[0]["method"]
+    assert method["hubness_reduction"]["label"] == "MP empiric"
+    assert method["hubness_reduction"]["kind"] == "mutual_proximity"
+    assert out[0]["fit_info"]["reduction_exact"] == 1
+    rec.validate({"schema_version": 1, "records": out})
+
+
+def test_k_fold_hubness_is_pooled_over_the_folds_and_a_partial_job_pools_nothing(
+        tmp_path, monkeypatch):
+    from scipy.stats import skew
+    from sklearn.neighbors import NearestNeighbors
+
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(40, 30)), np.arange(40) % 2
+    protocol = {"kind": "kfold", "folds": 4}
+    records = run_loo_job(tmp_path, monkeypatch, X, y, {"method": "euclidean"}, protocol=protocol)
+    splits = protocols.make_splits(y, protocol, 0)
+    lists = np.empty((40, 3), dtype=int)
+    for split in splits:  # each sample's 3 nearest in the training part of its fold
+        found = NearestNeighbors(n_neighbors=3).fit(X[split.train]).kneighbors(X[split.test])[1]
+        lists[split.test] = split.train[found]
+    nk = np.bincount(lists.ravel(), minlength=40)
+    for record in records:
+        assert record["metrics"]["pooled_skewness_n3"] == pytest.approx(skew(nk), abs=1e-12)
+    partial = run_loo_job(tmp_path / "p", monkeypatch, X, y, {"method": "euclidean"},
+                          protocol=protocol, splits=[0, 1])
+    assert not any(name.startswith("pooled_") for r in partial for name in r["metrics"])

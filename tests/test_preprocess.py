@@ -124,12 +124,38 @@ def test_sparse_pca_equals_dense_pca_of_the_centred_data():
         preprocessing.fit_transform([], S, T)
     with pytest.raises(ValueError, match=r"min\(n, d\) - 1 = 79"):
         preprocessing.fit_transform([{"pca": 80}], S, T)
+
+
+def test_normalize_gives_unit_rows_dense_and_sparse_and_may_precede_a_sparse_pca():
+    import scipy.sparse as sp
+
+    Xtr, Xte, info = preprocessing.fit_transform(["normalize"], X_TRAIN, X_TEST)
+    np.testing.assert_allclose(np.linalg.norm(Xtr, axis=1), 1.0)
+    np.testing.assert_allclose(Xte, X_TEST / np.linalg.norm(X_TEST, axis=1, keepdims=True))
+    # on unit rows the squared Euclidean distance is 2 (1 - cosine similarity)
+    from scipy.spatial.distance import cdist
+    np.testing.assert_allclose(cdist(Xte, Xtr, "sqeuclidean") / 2, cdist(X_TEST, X_TRAIN, "cosine"),
+                               atol=1e-12)
+    S = sp.random(80, 400, density=0.05, random_state=3, format="csr")
+    T = sp.random(10, 400, density=0.05, random_state=4, format="csr")
+    Xtr, Xte, _ = preprocessing.fit_transform(["normalize", {"pca": 5}], S, T)
+    unit = S.toarray() / np.linalg.norm(S.toarray(), axis=1, keepdims=True)
+    unit_test = T.toarray() / np.linalg.norm(T.toarray(), axis=1, keepdims=True)
+    mean = unit.mean(0)
+    Vt = np.linalg.svd(unit - mean, full_matrices=False)[2]
+    np.testing.assert_allclose(np.abs(Xte), np.abs((unit_test - mean) @ Vt[:5].T), atol=1e-8)
+    with pytest.raises(ValueError, match="the data set is sparse"):
+        preprocessing.fit_transform(["normalize"], S, T)
+    with pytest.raises(ValueError, match="the data set is sparse"):
+        preprocessing.fit_transform(["normalize", "center", {"pca": 5}], S, T)
 def _sklearn(steps, X_train, X_test):
     from sklearn.decomposition import PCA
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+    from sklearn.preprocessing import FunctionTransformer, MinMaxScaler, StandardScaler
 
+    unit = FunctionTransformer(lambda X: X / np.linalg.norm(X, axis=1, keepdims=True))
     parts = [PCA(s["pca"], svd_solver="full") if isinstance(s, dict) else
+             unit if s == "normalize" else
              MinMaxScaler() if s == "minmax" else
              StandardScaler(with_std=s == "zscore") for s in steps]
     pipe = make_pipeline(*parts)
@@ -138,8 +164,12 @@ def _sklearn(steps, X_train, X_test):
 
 @pytest.mark.parametrize("steps", [["zscore"], ["center"], ["zscore", {"pca": 3}],
                                    [{"pca": 4}], ["center", {"pca": 0.9}, "zscore"],
+                                   ["normalize"], ["normalize", "center", {"pca": 3}],
+                                   ["zscore", "normalize"],
+                                   ["center", {"pca": 3}, "normalize", "zscore"],
                                    ["minmax"], ["minmax", {"pca": 3}], ["zscore", "minmax"],
-                                   ["minmax", "zscore"], [{"pca": 3}, "minmax"]])
+                                   ["minmax", "zscore"], [{"pca": 3}, "minmax"],
+                                   ["normalize", "minmax"], ["minmax", "normalize", "zscore"]])
 def test_streamed_steps_equal_scikit_learn(steps, monkeypatch):
     # chunks of 7 rows: the moments and the maps are accumulated over many chunks
     monkeypatch.setattr(preprocessing, "CHUNK_BYTES", 7 * 8 * X_TRAIN.shape[1])

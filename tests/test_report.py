@@ -67,6 +67,61 @@ def test_export_table_writes_csv_and_booktabs(tmp_path):
     assert (tmp_path / "tables/t.csv").read_text().startswith(",x")
 
 
+def test_hubness_reduction_section_pairs_each_reduction_with_its_method(tmp_path):
+    from dmlbench.report.sections import hubness_reduction as hr_section
+
+    def row(dataset, method, name, reduction, params, skew, anti, acc, pooled=None):
+        out = {"dataset": dataset, "method": method, "method_name": name,
+               "hubness_reduction": reduction, "method_params": params, "preprocess": "[]",
+               "skewness_n5_mean": skew, "antihub_share_n5_mean": anti,
+               "accuracy_k1_mean": acc, "accuracy_k5_mean": acc, "run_id": "r",
+               "experiment_id": "1"}
+        if pooled is not None:
+            out["pooled_skewness_n5_mean"] = pooled
+        return out
+
+    frame = parents([
+        row("a", "euclidean", "euclidean", None, "{}", 2.0, 0.3, 0.80, pooled=4.0),
+        row("a", "euc+mp", "euclidean", "MP empiric", "{}", 0.5, 0.1, 0.86, pooled=1.0),
+        row("a", "lmnn", "lmnn", None, '{"k": "3"}', 1.0, 0.2, 0.90),
+        row("a", "lmnn_k5", "lmnn", None, '{"k": "5"}', 1.5, 0.2, 0.70),  # other parameters
+        row("a", "lmnn+mp", "lmnn", "MP empiric", '{"k": "3"}', 0.6, 0.1, 0.89),
+        row("b", "euclidean", "euclidean", None, "{}", 3.0, 0.4, 0.60),
+        row("b", "euc+mp", "euclidean", "MP empiric", "{}", 1.0, 0.2, 0.70),
+        row("c", "euclidean", "euclidean", None, "{}", 3.0, 0.4, 0.60),  # no reducer ran on c
+    ])
+    pairs = hr_section.pairs(frame, 5, [1, 5])
+    assert set(pairs["base"]) == {"euclidean", "lmnn"}  # lmnn_k5 has no reduction
+    a = pairs[pairs["dataset"] == "a"].set_index(["base", "reduction"])
+    assert a.loc[("euclidean", "none"), "skewness"] == 4.0  # pooled where present
+    assert bool(a.loc[("euclidean", "none"), "pooled"])
+    assert a.loc[("lmnn", "none"), "skewness"] == 1.0 and not a.loc[("lmnn", "none"), "pooled"]
+    gain = hr_section.gains(pairs, "accuracy_k5", 100)
+    assert gain.loc["euclidean", "MP empiric"] == pytest.approx((6 + 10) / 2)
+    assert gain.loc["lmnn", "MP empiric"] == pytest.approx(-1)
+    ctx = Context(frame, pd.DataFrame(), tmp_path, 5, [1, 5])
+    sec = hr_section.section(ctx)
+    assert sec.title == "Hubness reduction"
+    assert (tmp_path / "tables/hubness_reduction_gain_k5.csv").exists()
+    note = sec.blocks[-2]["text"]
+    assert "euclidean +8.0 points with MP empiric (skewness -2.50) over 2 data set(s)" in note
+    assert "lmnn -1.0 (MP empiric) against euclidean +6.0 (MP empiric) on a" in note
+    assert hr_section.section(Context(frame.assign(hubness_reduction=None), pd.DataFrame(),
+                                      tmp_path, 5, [1, 5])) is None
+
+
+def test_the_hubness_table_shows_pooled_values_where_the_runs_have_them():
+    from dmlbench.report.sections.hubness import pooled_where_present
+
+    frame = parents([{"dataset": "loo-set", "skewness_n5_mean": 7.5, "skewness_n5_std": 2.0,
+                      "pooled_skewness_n5_mean": 4.2, "pooled_skewness_n5_std": 0.0},
+                     {"dataset": "holdout-set", "skewness_n5_mean": 1.0, "skewness_n5_std": 0.1,
+                      "pooled_skewness_n5_mean": np.nan, "pooled_skewness_n5_std": np.nan}])
+    out = pooled_where_present(frame, 5)
+    assert out["skewness_n5_mean"].tolist() == [4.2, 1.0]
+    assert out["skewness_n5_std"].tolist() == [0.0, 0.1]
+
+
 def k_matched_parents():
     """Six data sets; euclidean, lda, nca at k = 3 and 5; lmnn_k3 only at k = 3 (n_neighbors
     matched to the k-NN k)."""

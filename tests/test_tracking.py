@@ -214,3 +214,22 @@ def test_content_hash_ignores_timings_and_self_measured_seconds_only():
     assert records.content_hash(record) == records.content_hash(other_times)
     other_choice = {**record, "fit_info": {"lam": 10.0, "cv_s": 0.5}}
     assert records.content_hash(record) != records.content_hash(other_choice)
+
+
+def test_a_reduced_method_carries_its_reduction_as_tag_and_parameter(mlflow_uri, tmp_path):
+    from dmlbench.report import runs
+
+    cfg = copy.deepcopy(CFG)
+    cfg["methods"] = {"euclidean": None,
+                      "euclidean+ls": {"method": "euclidean",
+                                       "hubness_reduction": {"kind": "local_scaling", "k": 5}}}
+    tracking.ingest(run_jobs(cfg, tmp_path, tmp_path))
+    parents = _runs("parent").set_index("tags.dmlbench.method")
+    assert parents.loc["euclidean+ls", "tags.dmlbench.hubness_reduction"] == "LS k=5"
+    assert json.loads(parents.loc["euclidean+ls", "params.hubness_reduction"])["k"] == 5
+    assert "params.hubness_reduction" not in parents or \
+        parents["params.hubness_reduction"].isna()["euclidean"]
+    assert parents.loc["euclidean+ls", "metrics.fit.reduction_exact_mean"] == 1
+    frame = runs.load("track-test")[0].set_index("method")
+    assert frame.loc["euclidean+ls", "hubness_reduction"] == "LS k=5"
+    assert frame.loc["euclidean+ls", "method_params"] == frame.loc["euclidean", "method_params"]

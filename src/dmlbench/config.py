@@ -91,6 +91,7 @@ def check(config: dict) -> dict:
     from .data import registry as data_registry
     from .methods import registry as method_registry
     from .methods.parameters import ParameterError
+    from .run import job as run_job
 
     config = with_defaults(config)
     for label, entry in config["datasets"].items():
@@ -126,6 +127,10 @@ def check(config: dict) -> dict:
             raise ConfigError(f"methods.{label}.params.{err.parameter}", str(err)) from None
         except (TypeError, ValueError) as err:
             raise ConfigError(f"methods.{label}.params", str(err)) from None
+        try:
+            run_job.reduction_settings(name, entry.get("hubness_reduction"))
+        except ValueError as err:
+            raise ConfigError(f"methods.{label}.hubness_reduction", str(err)) from None
         for ds in entry.get("datasets", []):
             if ds not in config["datasets"]:
                 raise ConfigError(f"methods.{label}.datasets",
@@ -275,6 +280,8 @@ def record_path(config: dict, job: Job) -> str:
 
 def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict:
     """Everything one job needs, self-contained (the workflow passes it to `dmlbench run`)."""
+    from .run import job as run_job
+
     m_entry = config["methods"][method]
     spec = {
         "benchmark": config["benchmark"],
@@ -293,6 +300,8 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         "cache": config["data"]["cache"],
         "drop_classes_below": config["datasets"][dataset].get("drop_classes_below"),
         "dimension_sweep": bool(m_entry.get("dimension_sweep", config.get("dimension_sweep", False))),
+        "hubness_reduction": run_job.reduction_settings(m_entry.get("method", method),
+                                                        m_entry.get("hubness_reduction")),
     }
     spec["parent_key"] = voc.digest(identity(spec))
     return spec
@@ -307,7 +316,7 @@ IDENTITY_KEYS = ("benchmark", "dataset", "protocol", "preprocess", "method", "k"
 #: options that join the identity only when set away from their default, so that adding an
 #: option never changes the keys (and results) of configs that do not use it
 IDENTITY_OPTIONS = {"dimension_sweep": False, "k_selection": DEFAULTS["k_selection"],
-                    "train_hubness": DEFAULTS["train_hubness"]}
+                    "train_hubness": DEFAULTS["train_hubness"], "hubness_reduction": None}
 
 
 def identity(spec: dict) -> dict:
@@ -491,6 +500,26 @@ def training_shape(config: dict, label: str) -> TrainingShape:
     return TrainingShape(n_train, d, n_classes, where)
 
 
+def check_reduction_limits(method: str, entry: dict, depth: int, shape) -> None:
+    """A method's `hubness_reduction` on a training part of `shape`: its local scale's k among
+    the n_train - 1 others, and, above `exact_max` training points, `candidates` at least the
+    `depth` neighbours the evaluation asks for."""
+    from .run import job as run_job
+
+    settings = run_job.reduction_settings(entry.get("method", method),
+                                          entry.get("hubness_reduction"))
+    if settings is None:
+        return
+    key, n = f"methods.{method}.hubness_reduction", shape.n_train
+    if settings.get("k", 0) > n - 1:
+        raise ConfigError(f"{key}.k", f"k = {settings['k']} exceeds the n_train - 1 = {n - 1} "
+                          f"other training points; {shape.where}")
+    if n > settings["exact_max"] and settings["candidates"] < depth:
+        raise ConfigError(f"{key}.candidates", f"candidates = {settings['candidates']} is fewer "
+                          f"than the {depth} neighbours asked (k, hubness_k) above exact_max = "
+                          f"{settings['exact_max']} training points; {shape.where}")
+
+
 def check_data_limits(config: dict) -> None:
     """Before any job: on every data set (its `training_shape`), the neighbours the evaluation
     asks for (`k`, `hubness_k`: at most n_train, n_train - 1 for leave-one-out searches), and
@@ -523,6 +552,7 @@ def check_data_limits(config: dict) -> None:
                     raise ConfigError(key, f"{key} = {loo} exceeds the n_train - 1 = {n - 1} "
                                       f"other training points of a leave-one-out search "
                                       f"({why}); {shape.where}")
+                check_reduction_limits(method, entry, depth, shape)
             try:
                 cls.check_data_limits(cls.with_defaults(entry.get("params") or {}), n, shape.d,
                                       shape.n_classes)

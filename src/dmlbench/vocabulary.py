@@ -29,6 +29,15 @@ PEAK_RSS_MB, PEAK_RSS_DELTA_MB = "peak_rss_mb", "peak_rss_delta_mb"
 HUBNESS_MEASURES = ("skewness", "robin_hood", "antihub_share", "hub_occurrence", "gini", "max")
 #: prefix of the hubness measured within the training set (leave-one-out lists)
 TRAIN_PREFIX = "train_"
+#: prefix of the hubness measured on the test lists pooled over a protocol's splits
+#: (`pooled_hubness`)
+POOLED_PREFIX = "pooled_"
+#: `fit_info` entries of a hubness-reduced method (`measure.hubness_reduction`): 1 when every
+#: pair was used (0: each point's `candidates` nearest), that number, and the share of pairs whose
+#: empiric mutual proximity was cut at it
+REDUCTION_EXACT = "reduction_exact"
+REDUCTION_CANDIDATES = "reduction_candidates"
+REDUCTION_TRUNCATED_SHARE = "reduction_truncated_share"
 
 
 def accuracy(k: int) -> str:
@@ -52,6 +61,14 @@ def hubness(measure: str, k: int, train: bool = False) -> str:
 
 def skewness(k: int, train: bool = False) -> str:
     return hubness("skewness", k, train)
+
+
+def pooled_hubness(measure: str, k: int) -> str:
+    """A hubness measure on the pooled lists of a protocol that tests every sample once: under
+    leave-one-out each sample's k nearest among all the others, one N_k over the whole data set
+    (with k-fold or given folds, each sample's k nearest in the training part of its fold), e.g.
+    `pooled_skewness_n5`; every split record of the job carries it (`run.job.pooled_hubness`)."""
+    return f"{POOLED_PREFIX}{measure}_n{k}"
 
 
 def nk_histogram(k: int, train: bool = False) -> str:
@@ -116,6 +133,8 @@ def fit(key: str) -> str:
 
 #: run parameters every parent and split run carries (the report reads k and hubness_k here)
 PARAM_K, PARAM_HUBNESS_K, PARAM_PROTOCOL = "k", "hubness_k", "protocol"
+#: run parameter (JSON settings) of a method evaluated through a hubness reduction
+PARAM_HUBNESS_REDUCTION = "hubness_reduction"
 
 
 class RunKind:
@@ -141,6 +160,7 @@ class Tag:
     METHOD_NAME = "dmlbench.method_name"  # its registry name
     FAMILY = "dmlbench.family"
     METHOD_PAPERS = "dmlbench.method_papers"
+    HUBNESS_REDUCTION = "dmlbench.hubness_reduction"  # the reduction's label, e.g. 'MP empiric'
     PARENT_KEY = "dmlbench.parent_key"
     SPLIT = "dmlbench.split"
     GIT_COMMIT = "dmlbench.git_commit"

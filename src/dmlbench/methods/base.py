@@ -137,6 +137,13 @@ class KNeighborsMethod(BaseEstimator):
         one at a time, or None when the method has no such map (`dimension_sweep` skips it)."""
         return None
 
+    def search_vectors(self, X=None) -> tuple[np.ndarray, np.ndarray] | None:
+        """(queries, labelled points) as vectors of one space in which the method's distance is
+        the Euclidean distance: the rows of X as queries (the training points' own query vectors
+        when X is None) and the training points as labelled points; None when there is no such
+        space (local metrics). Hubness reductions that need vectors (DisSim, cosine) use it."""
+        return None
+
     def extra_metrics(self, X_test, y_test) -> dict:
         """Numbers of the method's own evaluated on the test part (e.g. the NCA rule's
         accuracy); a list of numbers is a curve. Default: none."""
@@ -210,6 +217,9 @@ class LinearMetric(KNeighborsMethod):
     def train_kneighbors(self, n_neighbors: int):
         return euclidean_kneighbors(self.embedding_, self.embedding_, n_neighbors,
                                     exclude_self=True)
+
+    def search_vectors(self, X=None) -> tuple[np.ndarray, np.ndarray]:
+        return (self.embedding_ if X is None else self.transform(X)), self.embedding_
 
     def sweep_embeddings(self, X_test) -> tuple[np.ndarray, np.ndarray] | None:
         """The embeddings by `components_`, rows in their order (rank 0: nothing to sweep)."""

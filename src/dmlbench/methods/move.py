@@ -203,6 +203,12 @@ class _Move(KNeighborsMethod):
         return euclidean_kneighbors(self._queries(self.X_), self.embedding_, n_neighbors,
                                     exclude_self=True)
 
+    def search_vectors(self, X=None) -> tuple[np.ndarray, np.ndarray]:
+        """Queries as the dissimilarity sees them (W x for Move-query) and the labelled points
+        (W z for Move-labeled): ||x - W z|| is Euclidean between them."""
+        X = self.X_ if X is None else check_query(X, self.n_features_in_)
+        return self._queries(X), self.embedding_
+
     def fit_info(self) -> dict:
         info = {"lam": self.lam_, "n_targets": int(self.n_targets), "solver": self.map_.solver,
                 "n_distinct_inputs": int(self.map_.n_inputs), "refit_s": self.refit_s_}

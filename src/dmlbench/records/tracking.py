@@ -180,6 +180,10 @@ def _flat_params(record: dict) -> dict:
         voc.PARAM_HUBNESS_K: record["hubness_k"],
         "seed": record["split"]["seed"],
     })
+    reduction = record["method"].get("hubness_reduction")
+    if reduction:
+        params[voc.PARAM_HUBNESS_REDUCTION] = json.dumps(
+            {k: v for k, v in reduction.items() if k != "label"}, sort_keys=True)
     return params
 
 
@@ -199,6 +203,8 @@ def _tags(record: dict, kind: str) -> dict:
         voc.Tag.HOST: record["environment"]["host"],
         voc.Tag.FINISHED: record["environment"]["finished"],
     }
+    if record["method"].get("hubness_reduction"):
+        tags[voc.Tag.HUBNESS_REDUCTION] = record["method"]["hubness_reduction"]["label"]
     if "machine" in record["environment"]:  # records written before it was recorded lack it
         tags[voc.Tag.MACHINE] = record["environment"]["machine"]
     tags.update({f"version.{k}": v for k, v in record["environment"]["versions"].items()})

@@ -28,7 +28,9 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
     With `parent_keys` only those parents (and their splits) are kept, e.g. the current config's;
     otherwise the newest parent per (data set, method label). Columns are the metric names plus
     `dataset`, `method`, `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`, and
-    the run parameters `k` (the list of k evaluated) and `hubness_k`.
+    the run parameters `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's
+    parameters as JSON (`method_params`) and the label of its hubness reduction, if any
+    (`hubness_reduction`).
     """
     parents, splits = _search(experiment, voc.RunKind.PARENT), _search(experiment, voc.RunKind.SPLIT)
     if parents.empty:
@@ -71,6 +73,16 @@ def _param(frame: pd.DataFrame, name: str):
     return frame.get(f"params.{name}")
 
 
+def _method_params(frame: pd.DataFrame) -> pd.Series:
+    """The method parameters of each run (params `method.<name>`) as one canonical JSON text, so
+    runs of one method with the same parameters can be matched (e.g. with and without a hubness
+    reduction)."""
+    columns = [c for c in frame.columns if c.startswith("params.method.")]
+    return pd.Series([json.dumps({c[len("params.method."):]: row[c] for c in columns
+                                  if isinstance(row[c], str)}, sort_keys=True)
+                      for _, row in frame.iterrows()], index=frame.index)
+
+
 def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame
@@ -87,6 +99,9 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "protocol": _param(frame, voc.PARAM_PROTOCOL),
         "k": _param(frame, voc.PARAM_K),
         "hubness_k": _param(frame, voc.PARAM_HUBNESS_K),
+        "preprocess": _param(frame, "preprocess"),
+        "method_params": _method_params(frame),
+        "hubness_reduction": frame.get(f"tags.{voc.Tag.HUBNESS_REDUCTION}"),
         **{name: frame.get(f"tags.{tag}") for name, tag in (
             ("git_commit", voc.Tag.GIT_COMMIT), ("host", voc.Tag.HOST),
             ("machine", voc.Tag.MACHINE), ("finished", voc.Tag.FINISHED))},

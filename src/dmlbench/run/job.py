@@ -11,7 +11,9 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .. import data, records
+from .. import vocabulary as voc
 from ..files import write_npz
+from ..measure import hubness, hubness_reduction
 from ..measure.evaluation import (
     PeakMemory,
     evaluate,
@@ -19,6 +21,7 @@ from ..measure.evaluation import (
     stopwatch,
 )
 from ..methods import registry as method_registry
+from ..methods.base import KNeighborsMethod
 from . import preprocessing, protocols
 
 
@@ -37,12 +40,34 @@ def build_estimator(spec: dict, split: int):
     return method_registry.make(m["name"], params), params
 
 
+def reduction_settings(method_name: str, value) -> dict | None:
+    """The checked settings of a method entry's `hubness_reduction` (None when unset), defaults
+    filled in; `ValueError` when they are bad or the method cannot take them (a classifier has no
+    distances; DisSim and cosine need the method's `search_vectors`)."""
+    if value is None:
+        return None
+    settings = hubness_reduction.settings(value)
+    cls = method_registry.get(method_name)
+    if cls.predicts_only:
+        raise ValueError(f"method '{method_name}' is a classifier with no distances to the "
+                         "training points: there is nothing to reduce")
+    if (hubness_reduction.needs_vectors(settings)
+            and cls.search_vectors is KNeighborsMethod.search_vectors):
+        raise ValueError(f"{hubness_reduction.label(settings)} needs vectors in which the "
+                         f"method's distance is Euclidean, and '{method_name}' ({cls.kind}) has "
+                         "none; use mutual_proximity, local_scaling or nicdm with distance: "
+                         "euclidean")
+    return settings
+
+
 def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
-              record_path: str | Path | None = None) -> dict:
+              record_path: str | Path | None = None, pool: list | None = None) -> dict:
     """Preprocess, fit and evaluate split `index`; return its record. The record's memory
     figures cover all of it (preprocessing streams over rows of the cached data set). With
     `record_path` (the record file the job will write), the method's `artifacts` go to
-    `<record stem>.arrays/split<index>.npz` and the record names that file."""
+    `<record stem>.arrays/split<index>.npz` and the record names that file. With the spec's
+    `hubness_reduction` the method is evaluated through it (`measure.hubness_reduction`). `pool`
+    receives (test points, their `hubness_k` nearest training points), as data-set indices."""
     split, info = protocols.load_split(spec["split_file"], index)
     if info["dataset_sha256"] != dataset.meta["sha256"]:
         raise ValueError(
@@ -60,11 +85,15 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
             with stopwatch(timings, "fit"):
                 est.fit(X_train, y_train)
             est.check_finite()
+            reduction = spec.get("hubness_reduction")
+            if reduction is not None:
+                est = hubness_reduction.Reduced(est, reduction, len(y_train))
+            kept: dict = {}
             metrics = evaluate(est, X_test, y_train, y_test, spec["k"], spec["hubness_k"],
                                timings, progress=progress,
                                k_selection=spec.get("k_selection", "none"),
                                train_hubness=spec.get("train_hubness", False),
-                               sweep=spec.get("dimension_sweep", False))
+                               sweep=spec.get("dimension_sweep", False), neighbours=kept)
     except ValueError as err:
         name, label = spec["dataset"]["name"], spec["dataset"]["label"]
         where = label if name == label else f"{label} ({name})"
@@ -73,6 +102,11 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
     key = records.job_key(spec["parent_key"], index)
     record = records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
                            threads)
+    if reduction is not None:
+        record["method"]["hubness_reduction"] = {**reduction,
+                                                 "label": hubness_reduction.label(reduction)}
+    if pool is not None and "hubness" in kept:
+        pool.append((split.test, split.train[kept["hubness"]]))
     arrays = est.artifacts(X_test, y_test) if record_path is not None else {}
     if arrays:
         record["arrays"] = save_arrays(Path(record_path), index, arrays)
@@ -94,6 +128,31 @@ def run(spec: dict, threads: int = 1, progress: bool = True,
     kept only when the path of the record file to be written is given."""
     dataset = data.load(spec["dataset"]["name"], spec["cache"])
     label = f"{spec['dataset']['label']} / {spec['method']['label']}"
-    return [run_split(spec, dataset, index, threads, progress, record_path)
-            for index in tqdm(spec["splits"], desc=label, unit="split", disable=not progress,
-                              mininterval=1.0)]
+    pool: list = []
+    out = [run_split(spec, dataset, index, threads, progress, record_path, pool)
+           for index in tqdm(spec["splits"], desc=label, unit="split", disable=not progress,
+                             mininterval=1.0)]
+    pooled = pooled_hubness(pool, dataset.y.size, spec["hubness_k"])
+    for record in out:
+        record["metrics"].update(pooled)
+    return out
+
+
+def pooled_hubness(pool: list, n: int, k: int) -> dict[str, float]:
+    """Hubness on the lists pooled over the splits when they test every sample exactly once
+    (leave-one-out, k-fold with one repeat, given folds): each sample's k nearest training
+    points in its own split, one N_k over the whole data set (`pooled_<measure>_n<k>`). Under
+    leave-one-out these are each sample's k nearest among all the others, the measure hubness
+    studies of small data sets report (a one-point split has no N_k of its own). Empty
+    otherwise: repeated or partial protocols, and a job whose splits are spread over parts
+    (`splits_per_job`, `max_splits`)."""
+    if not pool:
+        return {}
+    tested = np.concatenate([test for test, _ in pool])
+    if tested.size != n or np.unique(tested).size != n:
+        return {}
+    lists = np.empty((n, k), dtype=np.int64)
+    for test, found in pool:
+        lists[test] = found
+    values = hubness.summary(lists, n, k)
+    return {voc.pooled_hubness(m, k): values[voc.hubness(m, k)] for m in voc.HUBNESS_MEASURES}

@@ -4,6 +4,9 @@ Steps, in the config's order (a list; empty means raw features):
 - ``center``: subtract the training mean;
 - ``zscore``: subtract the training mean, divide by the training standard deviation (a feature
   constant on the training part is only centred, as scikit-learn's StandardScaler does);
+- ``normalize``: scale every row to unit Euclidean length (scikit-learn's `normalize`; a zero row
+  stays zero). Fits nothing. On unit rows the Euclidean order is the cosine order and
+  ||x - y||^2 = 2 (1 - cos(x, y)): the cosine geometry of document sets;
 - ``minmax``: map each feature's training range [min, max] to [0, 1], x -> (x - min) / (max -
   min), as scikit-learn's MinMaxScaler (Suarez et al. 2021 scale every fold so). A feature
   constant on the training part (range below 10 machine epsilons) gets range 1, as in
@@ -18,11 +21,13 @@ Steps, in the config's order (a list; empty means raw features):
   The two image steps are per image and fit nothing.
 - a preset name (`PRESETS`): the papers' preprocessing, expanded into the steps above.
 
-Sparse data (document sets) must start with ``{pca: q}`` (integer q): PCA then runs on the sparse
-matrix with implicit centring (ARPACK), so the dense centred matrix is never formed.
+Sparse data (document sets) must reach a ``{pca: q}`` (integer q) before any other step but
+``normalize`` (which keeps the rows sparse): PCA then runs on the sparse matrix with implicit
+centring (ARPACK), so the dense centred matrix is never formed.
 
 Streaming (`fit_transform_rows`, what jobs call). When every step is ``center``, ``zscore``,
-``minmax`` (not after a PCA) or ``{pca: q}`` with a number q, each step is affine and is fitted
+``minmax`` (not after a PCA), ``normalize`` or ``{pca: q}`` with a number q, each step but
+``normalize`` is affine and is fitted
 from the training mean, (co)variance and range of the representation before it, which follow in
 closed form from the raw training moments and range (per-feature scalings with positive factors
 keep each feature's minimum and maximum points). These are accumulated over chunks of training
@@ -31,8 +36,10 @@ rows), and the maps are applied chunk by chunk, so
 memory holds the data set, the outputs (n x d_out) and, with PCA, the d x d covariance, never a
 copy of the training part or an n x d SVD. PCA is the eigendecomposition of that covariance;
 component signs follow scikit-learn's rule (each component's largest absolute loading is
-positive). Other steps (image steps, ``pca: all``), sparse data and a PCA with d larger than the
-number of training points go through the in-memory scikit-learn pipeline (`fit_transform`).
+positive). ``normalize`` is not affine: after it the moments (and range) are accumulated again,
+over chunks of training rows passed through the maps so far. Other steps (image steps, ``pca: all``), sparse
+data and a PCA with d larger than the number of training points go through the in-memory
+scikit-learn pipeline (`fit_transform`).
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from scipy.ndimage import gaussian_filter
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import MinMaxScaler, StandardScaler
+from sklearn.preprocessing import FunctionTransformer, MinMaxScaler, StandardScaler, normalize
 
 #: size of one chunk of rows read from the data set when streaming
 CHUNK_BYTES = 32 * 2**20
@@ -152,12 +159,16 @@ def _pca(q, position: int, sparse: bool):
     return PCA(n_components=q, svd_solver="full")
 
 
+SPARSE_REMEDY = ("start its preprocess with {pca: q} (PCA with implicit centring; `normalize` may "
+                 "come first), e.g. the preset shigeto-2017-pca300")
+
+
 def _step(step, position: int, sparse: bool):
-    if sparse and not (isinstance(step, dict) and set(step) == {"pca"}):
+    if sparse and not (step == "normalize" or isinstance(step, dict) and set(step) == {"pca"}):
         raise ValueError(
-            f"preprocess[{position}] = {step!r}: the data set is sparse; start its preprocess "
-            "with {pca: q} (PCA with implicit centring), e.g. the preset shigeto-2017-pca300"
-        )
+            f"preprocess[{position}] = {step!r}: the data set is sparse; {SPARSE_REMEDY}")
+    if step == "normalize":
+        return "normalize", FunctionTransformer(normalize, accept_sparse=True)
     if step == "center":
         return "center", StandardScaler(with_std=False)
     if step == "zscore":
@@ -180,7 +191,7 @@ def _step(step, position: int, sparse: bool):
             return "gaussian_blur", GaussianBlur(float(value), position)
     raise ValueError(
         f"preprocess[{position}] = {step!r} is not a step; use 'center', 'zscore', 'minmax', "
-        "{{pca: q}}, "
+        f"'normalize', {{pca: q}}, "
         f"{{image_crop: b}}, {{gaussian_blur: sigma}} or a preset ({', '.join(PRESETS)})"
     )
 
@@ -191,14 +202,13 @@ def fit_transform(steps: list, X_train, X_test):
     Presets are expanded first (`info["expanded_steps"]` lists the steps run)."""
     expanded = expand(steps)
     sparse = sp.issparse(X_train)
+    if sparse and not any(isinstance(s, dict) and "pca" in s for s in expanded):
+        raise ValueError(f"the data set is sparse: {SPARSE_REMEDY}")
     if not expanded:
-        if sparse:
-            raise ValueError("the data set is sparse: give it a preprocess starting with "
-                             "{pca: q}, e.g. the preset shigeto-2017-pca300")
         return X_train, X_test, {"d_in": int(X_train.shape[1]), "d_out": int(X_train.shape[1])}
     named = []
     for i, step in enumerate(expanded):
-        name, est = _step(step, i, sparse and i == 0)
+        name, est = _step(step, i, sparse and all(s == "normalize" for s in expanded[:i]))
         named.append((f"{name}{i}" if any(n.startswith(name) for n, _ in named) else name, est))
     pipeline = Pipeline(named)
     _check_pca_sizes(pipeline, X_train)
@@ -240,26 +250,29 @@ def _chunks(n: int, d: int):
         yield slice(start, start + step)
 
 
-def training_range(X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-feature minimum and maximum of `X[rows]`, over chunks of rows."""
-    lo, hi = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
+def training_range(X: np.ndarray, rows: np.ndarray, chain: list = ()) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature minimum and maximum of `X[rows]` (passed through the maps of `chain`), over
+    chunks of rows."""
+    d = _width(chain, X.shape[1])
+    lo, hi = np.full(d, np.inf), np.full(d, -np.inf)
     for part in _chunks(rows.size, X.shape[1]):
-        chunk = X[rows[part]]
+        chunk = _map(chain, X[rows[part]])
         lo, hi = np.minimum(lo, chunk.min(axis=0)), np.maximum(hi, chunk.max(axis=0))
     return lo, hi
 
 
-def training_moments(X: np.ndarray, rows: np.ndarray, covariance: bool):
-    """Mean and population (1/n) variances of `X[rows]`, plus their covariance matrix if
-    `covariance`, accumulated over chunks of rows (two passes: mean, then centred scatter)."""
-    n, d = rows.size, X.shape[1]
+def training_moments(X: np.ndarray, rows: np.ndarray, covariance: bool, chain: list = ()):
+    """Mean and population (1/n) variances of `X[rows]` (passed through the maps of `chain`),
+    plus their covariance matrix if `covariance`, accumulated over chunks of rows (two passes:
+    mean, then centred scatter)."""
+    n, d = rows.size, _width(chain, X.shape[1])
     total = np.zeros(d)
-    for part in _chunks(n, d):
-        total += X[rows[part]].sum(axis=0)
+    for part in _chunks(n, X.shape[1]):
+        total += _map(chain, X[rows[part]]).sum(axis=0)
     mean = total / n
     scatter = np.zeros((d, d)) if covariance else np.zeros(d)
-    for part in _chunks(n, d):
-        centred = X[rows[part]] - mean
+    for part in _chunks(n, X.shape[1]):
+        centred = _map(chain, X[rows[part]]) - mean
         scatter += centred.T @ centred if covariance else np.einsum("ij,ij->j", centred, centred)
     if covariance:
         return mean, np.diag(scatter) / n, scatter / n
@@ -298,14 +311,13 @@ def output_dim(steps: list, n_train: int, d: int, sparse: bool = False) -> tuple
     components (how many depends on the data). Raises the errors fitting would raise where
     the sizes decide them: a PCA asking for more components than the training part has, an
     image step on d that is not a square, a crop leaving no pixel, a sparse data set without
-    a leading ``{pca: q}``."""
+    a ``{pca: q}`` before any step but ``normalize``."""
     expanded = expand(steps)
-    if sparse and not expanded:
-        raise ValueError("the data set is sparse: give it a preprocess starting with "
-                         "{pca: q}, e.g. the preset shigeto-2017-pca300")
+    if sparse and not any(isinstance(s, dict) and "pca" in s for s in expanded):
+        raise ValueError(f"the data set is sparse: {SPARSE_REMEDY}")
     exact = True
     for i, step in enumerate(expanded):
-        name, est = _step(step, i, sparse and i == 0)
+        name, est = _step(step, i, sparse and all(s == "normalize" for s in expanded[:i]))
         if isinstance(est, (ImageCrop, GaussianBlur)):  # shapes from the steps themselves
             d = est.fit(np.zeros((1, d))).transform(np.zeros((1, d))).shape[1]
         elif isinstance(est, PCAAll):
@@ -332,16 +344,22 @@ def _n_components(q, ratio: np.ndarray, limit: int) -> int:
 
 def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
     """Fit `steps` on the training rows `X[rows]`. Returns the chain of maps (each
-    ("scale", s, b): x -> x * s + b, or ("project", M, c): x -> x M + c) and the info."""
+    ("scale", s, b): x -> x * s + b, ("project", M, c): x -> x M + c, or ("normalize", None,
+    None): x -> x / |x|) and the info."""
     checked = [_streamable(s) for s in steps]
     n, d = rows.size, X.shape[1]
-    mean, var, cov = training_moments(X, rows, covariance=any(k == "pca" for k, _ in checked))
-    lo = hi = None
-    if any(k == "minmax" for k, _ in checked):
-        lo, hi = training_range(X, rows)
+    mean = var = cov = lo = hi = None
     chain: list = []
     info: dict = {"d_in": int(d)}
-    for kind, q in checked:
+    for position, (kind, q) in enumerate(checked):
+        if kind == "normalize":
+            chain.append(("normalize", None, None))
+            mean = None  # the moments and range of unit rows are measured again, not derived
+            continue
+        if mean is None:
+            rest = [k for k, _ in checked[position:]]
+            mean, var, cov = training_moments(X, rows, "pca" in rest, chain)
+            lo, hi = training_range(X, rows, chain) if "minmax" in rest else (None, None)
         if kind == "minmax":  # x * s + b with s = 1 / range, b = -min * s, as MinMaxScaler
             if lo is None:
                 raise ValueError("minmax after a PCA cannot be streamed")  # _streamable's rule
@@ -372,27 +390,37 @@ def fit(steps: list, X: np.ndarray, rows: np.ndarray) -> tuple[list, dict]:
             info["pca_explained_variance"] = float(ratio[:k].sum())
             lo = hi = None
         mean = np.zeros_like(var)
-    info["d_out"] = int(mean.size)
+    info["d_out"] = _width(chain, d)
     return chain, info
+
+
+def _width(chain: list, d: int) -> int:
+    """Number of columns after the maps of `chain` on d columns."""
+    for kind, M, _ in chain:
+        d = M.shape[1] if kind == "project" else d
+    return d
+
+
+def _map(chain: list, x: np.ndarray) -> np.ndarray:
+    for kind, M, c in chain:
+        if kind == "normalize":
+            x = normalize(x)
+        else:
+            x = x @ M + c if kind == "project" else x * M + c
+    return x
 
 
 def apply(chain: list, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The chain of maps applied to `X[rows]`, over chunks of rows."""
-    d_out = X.shape[1]
-    for kind, M, _ in chain:
-        d_out = M.shape[1] if kind == "project" else d_out
-    out = np.empty((rows.size, d_out))
+    out = np.empty((rows.size, _width(chain, X.shape[1])))
     for part in _chunks(rows.size, X.shape[1]):
-        x = X[rows[part]]
-        for kind, M, c in chain:
-            x = x @ M + c if kind == "project" else x * M + c
-        out[part] = x
+        out[part] = _map(chain, X[rows[part]])
     return out
 
 
 def _streamable(step):
     """(kind, q) of a step the streamed path fits, or None."""
-    if step in ("center", "zscore", "minmax"):
+    if step in ("center", "zscore", "minmax", "normalize"):
         return step, None
     if isinstance(step, dict) and set(step) == {"pca"}:
         q = step["pca"]
