@@ -52,7 +52,12 @@ from scipy.ndimage import gaussian_filter
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer, MinMaxScaler, StandardScaler, normalize
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    MinMaxScaler,
+    StandardScaler,
+    normalize,
+)
 
 #: size of one chunk of rows read from the data set when streaming
 CHUNK_BYTES = 32 * 2**20
