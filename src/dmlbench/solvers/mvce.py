@@ -32,7 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import mvce_newton
+
 UPDATES = ("normalised", "printed")
+SOLVERS = ("auto", "newton", "titterington")
+#: Titterington iterations `solve(solver="auto")` tries first when m <= d
+AUTO_TITTERINGTON = 10
 
 
 @dataclass
@@ -41,7 +46,8 @@ class MVCEResult:
 
     `weights` (b, m), `logdet` (b,) = log det A at `weights`, `gap` (b,) = max_j delta_j -
     sum_j w_j delta_j, `n_iter` (b,), `converged` (b,), `eps` (b,). `coords` (b, m, r) and
-    `basis` (b, d, r) or None (identity) hold Z = coords @ basis^T.
+    `basis` (b, d, r) or None (identity) hold Z = coords @ basis^T. `solver` names the
+    algorithm that produced the weights.
     """
 
     weights: np.ndarray
@@ -54,6 +60,7 @@ class MVCEResult:
     basis: np.ndarray | None
     n_features: int
     batched: bool = True
+    solver: str = "titterington"
 
     def _out(self, value):
         return value if self.batched else value[0]
@@ -169,17 +176,42 @@ def _deltas(C: np.ndarray, w: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, 
     return np.einsum("brm,brm->bm", S, S), logdet
 
 
-def _result(C, Q, d, w, eps, n_iter, converged, batched) -> MVCEResult:
+def _result(C, Q, d, w, eps, n_iter, converged, batched, solver="titterington",
+            tol=None) -> MVCEResult:
+    """The result at weights w, its log det and gap evaluated here (the certificate);
+    `converged=None` means gap <= tol."""
     delta, logdet_r = _deltas(C, w, eps)
     r = C.shape[2]
     logdet = logdet_r + (d - r) * np.log(eps)
     gap = delta.max(axis=1) - np.einsum("bm,bm->b", w, delta)
+    if converged is None:
+        converged = gap <= tol
     res = MVCEResult(w, logdet, gap, np.asarray(n_iter), np.asarray(converged), eps, C, Q, d,
-                     batched)
-    if not batched:
-        for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps"):
-            setattr(res, name, getattr(res, name)[0])
+                     True, solver)
+    return res if batched else _unbatched(res)
+
+
+def _batched(res: MVCEResult) -> MVCEResult:
+    """The result of one problem as a batch of one."""
+    res.batched = True
+    for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps"):
+        setattr(res, name, np.asarray(getattr(res, name))[None])
     return res
+
+
+def _unbatched(res: MVCEResult) -> MVCEResult:
+    """The result of a batch of one as the result of one problem."""
+    res.batched = False
+    for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps"):
+        setattr(res, name, getattr(res, name)[0])
+    return res
+
+
+def _check_stopping(tol, max_iter) -> None:
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0, got {tol}")
+    if int(max_iter) < 0:
+        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
 
 
 def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
@@ -198,10 +230,7 @@ def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
     """
     if update not in UPDATES:
         raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol}")
-    if int(max_iter) < 0:
-        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+    _check_stopping(tol, max_iter)
     Z, eps, batched = _check(Z, eps)
     b, m, d = Z.shape
     C, Q = span_coordinates(Z)
@@ -241,6 +270,67 @@ def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
     return _result(C, Q, d, w, eps, n_iter, converged, batched)
 
 
+def newton(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 100) -> MVCEResult:
+    """Solve the fixed-centre MVCE problem for Z (m, d) or a batch Z (b, m, d) by the
+    primal-dual interior-point method of `dmlbench.solvers.mvce_newton` (Newton steps on the m
+    weights, Mehrotra predictor-corrector, safe elimination of interior points), until `gap` <=
+    `tol` or `max_iter` Newton steps. Quadratic convergence: about 8-12 steps to 1e-9 from the
+    uniform start whatever m and d, each costing O(m^2 r + m^3) (r = min(m, d)).
+
+    The certificate is evaluated on all m points at the returned weights; problems whose
+    certificate misses `tol` after elimination (round-off at the bound) are solved again without
+    it. `n_iter` counts Newton steps (both runs)."""
+    _check_stopping(tol, max_iter)
+    Z, eps, batched = _check(Z, eps)
+    b, m, d = Z.shape
+    C, Q = span_coordinates(Z)
+    w, n_iter = mvce_newton.interior_point(C, eps, tol, max_iter)
+    res = _result(C, Q, d, w, eps, n_iter, None, True, "newton", tol)
+    again = np.flatnonzero(~res.converged & (n_iter < max_iter))
+    if again.size:
+        w[again], more = mvce_newton.interior_point(C[again], eps[again], tol, max_iter,
+                                                    eliminate=False)
+        n_iter[again] += more
+        res = _result(C, Q, d, w, eps, n_iter, None, True, "newton", tol)
+    return res if batched else _unbatched(res)
+
+
+def solve(Z, eps=1e-4, tol: float = 1e-7, max_iter: int | None = None,
+          solver: str = "auto") -> MVCEResult:
+    """The fixed-centre MVCE of Z (m, d) or of a batch Z (b, m, d), to duality gap `tol`.
+
+    `solver`: "newton" (interior point, `newton`), "titterington" (Alg. 2 of Abou-Moustafa 2017,
+    normalised, `titterington`), or "auto": Newton when m > d, where Titterington's linear
+    convergence needs thousands of iterations; when m <= d, where the uniform start is within
+    about eps of the optimum, at most `AUTO_TITTERINGTON` Titterington iterations (cheaper than
+    one Newton step, and enough unless the neighbours are nearly linearly dependent), then Newton
+    for the problems they leave unconverged (measured in `benchmarks/mvce_speed.py`). `max_iter`
+    defaults to the chosen solver's own (100 Newton steps, 10000 Titterington iterations). The
+    result's `solver` says which ran ("titterington+newton": some problems needed both).
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if solver == "newton":
+        return newton(Z, eps, tol=tol, max_iter=100 if max_iter is None else max_iter)
+    if solver == "titterington":
+        return titterington(Z, eps, tol=tol, max_iter=10000 if max_iter is None else max_iter)
+    shape = np.shape(Z)
+    if len(shape) in (2, 3) and shape[-2] > shape[-1]:
+        return newton(Z, eps, tol=tol, max_iter=100 if max_iter is None else max_iter)
+    first = titterington(Z, eps, tol=tol, max_iter=AUTO_TITTERINGTON)
+    batched = first.batched
+    first = first if batched else _batched(first)
+    rest = np.flatnonzero(~first.converged)
+    if rest.size == 0:
+        return first if batched else _unbatched(first)
+    second = newton(first.neighbours()[rest], first.eps[rest], tol=tol,
+                    max_iter=100 if max_iter is None else max_iter)
+    w, n_iter = first.weights.copy(), first.n_iter.copy()
+    w[rest], n_iter[rest] = second.weights, n_iter[rest] + second.n_iter
+    return _result(first.coords, first.basis, first.n_features, w, first.eps, n_iter, None,
+                   batched, "titterington+newton", tol)
+
+
 def regularised_covariance(Z, eps=1e-4) -> MVCEResult:
     """Uniform weights w = 1/m: A = (1/m) Z^T Z + eps I, the regularised local covariance of
     RMLE (Abou-Moustafa 2017, eq. 6; Alg. 2 at t = 0). `gap` says how far it is from the MVCE."""
@@ -248,7 +338,7 @@ def regularised_covariance(Z, eps=1e-4) -> MVCEResult:
     b, m, d = Z.shape
     C, Q = span_coordinates(Z)
     return _result(C, Q, d, np.full((b, m), 1.0 / m), eps, np.zeros(b, dtype=np.int64),
-                   np.ones(b, dtype=bool), batched)
+                   np.ones(b, dtype=bool), batched, "uniform")
 
 
 def cvxpy_reference(Z, eps=1e-4, solver: str = "CLARABEL", **solver_options) -> MVCEResult:
@@ -277,4 +367,4 @@ def cvxpy_reference(Z, eps=1e-4, solver: str = "CLARABEL", **solver_options) -> 
         w_out[i] = value / value.sum()
         n_iter[i] = problem.solver_stats.num_iters or 0
         ok[i] = problem.status == cp.OPTIMAL
-    return _result(C, Q, d, w_out, eps, n_iter, ok, batched)
+    return _result(C, Q, d, w_out, eps, n_iter, ok, batched, "cvxpy")
