@@ -47,7 +47,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..measure.evaluation import knn_vote
-from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors, smallest_k
+from ..measure.local_neighbours import TIE_RTOL, TrainingPoints, certified_band, search
+from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
 from ..solvers import mvce
 from .base import KNeighborsMethod, check_query, check_training_data
 from .registry import register
@@ -69,11 +70,6 @@ def default_m_grid(d: int, n: int, grid_size: int) -> list[int]:
     return [int(v) for v in values]
 
 
-def _sorted_by_distance_then_index(dist: np.ndarray, ind: np.ndarray):
-    order = np.lexsort((ind, dist), axis=1)
-    return np.take_along_axis(dist, order, axis=1), np.take_along_axis(ind, order, axis=1)
-
-
 class LocalMetric(KNeighborsMethod):
     """Shared machinery of the local GQD metrics; subclasses give the weights (`weighting`), the
     candidate settings besides m (`_candidates`) and the spectral gains (`_gains`)."""
@@ -93,6 +89,11 @@ class LocalMetric(KNeighborsMethod):
                              f"{self.neighbourhood!r}")
         if not (np.isfinite(self.eps) and self.eps > 0):
             raise ValueError(f"eps must be > 0, got {self.eps}")
+        if self.weighting == "mvce":
+            if self.solver not in mvce.SOLVERS:
+                raise ValueError(f"solver must be one of {mvce.SOLVERS}, got {self.solver!r}")
+            if not (np.isfinite(self.tol) and self.tol > 0):
+                raise ValueError(f"tol (the MVCE duality gap) must be > 0, got {self.tol}")
         ks = list(self.k_select)
         if not ks or min(ks) < 1 or max(ks) > n - 1:
             raise ValueError(f"k_select must be integers in [1, n - 1 = {n - 1}], got {ks}")
@@ -120,9 +121,10 @@ class LocalMetric(KNeighborsMethod):
         self.n_features_in_ = d
         self.X_, self.y_ = X, np.unique(y, return_inverse=True)[1]
         self.classes_ = np.unique(y)
-        self._x_sq = np.einsum("ij,ij->i", X, X)
+        self._train = TrainingPoints(X)
         self._space = self._neighbourhood_space(X, "X")
-        self._stats = {"iterations": [], "gap": [], "not_converged": 0, "fallbacks": 0}
+        self._stats = {"iterations": [], "gap": [], "not_converged": 0, "fallbacks": 0,
+                       "solvers": set()}
         self._nbr_train = euclidean_kneighbors(self._space, self._space, max(self.m_grid_),
                                                exclude_self=True)[1]
         if len(self.m_grid_) == 1 and len(self.candidates_) == 1:
@@ -175,52 +177,38 @@ class LocalMetric(KNeighborsMethod):
             eps = np.where(zero, eps, eps * scale)
         return eps
 
-    def _solve(self, Z: np.ndarray, eps: np.ndarray) -> mvce.MVCEResult:
+    def _solve(self, Z: np.ndarray, eps: np.ndarray) -> tuple[mvce.MVCEResult, np.ndarray]:
+        """The metric's matrix for each neighbourhood, and the tie band its accuracy allows."""
         if self.weighting == "uniform":
-            return mvce.regularised_covariance(Z, eps)
-        res = mvce.titterington(Z, eps, tol=self.tol, max_iter=self.max_iter)
+            return mvce.regularised_covariance(Z, eps), np.full(Z.shape[0], TIE_RTOL)
+        res = mvce.solve(Z, eps, tol=self.tol, max_iter=self.max_iter, solver=self.solver)
         self._stats["iterations"].append(res.n_iter)
         self._stats["gap"].append(res.gap)
         self._stats["not_converged"] += int((~res.converged).sum())
-        return res
+        self._stats["solvers"].add(res.solver)
+        return res, certified_band(np.maximum(res.gap, self.tol))
 
     def _search(self, Q: np.ndarray, nbr: np.ndarray, m: int, cands: list[int], depth: int,
                 exclude: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each candidate in `cands`, the `depth` nearest training points of every query of
-        Q under its own GQD (neighbourhood: the first m columns of `nbr`); `exclude[i]` is a
-        training index left out for query i (leave-one-out)."""
-        X, n, d = self.X_, self.X_.shape[0], self.X_.shape[1]
-        r = min(m, d)
+        Q under its own GQD (neighbourhood: the first m columns of `nbr`), in the order of the
+        tie rule (`dmlbench.measure.local_neighbours`); `exclude[i]` is a training index left
+        out for query i (leave-one-out)."""
+        X, d = self.X_, self.X_.shape[1]
         q = Q.shape[0]
         out = [(np.empty((q, depth)), np.empty((q, depth), dtype=np.int64)) for _ in cands]
         batch = max(1, min(MVCE_BATCH, MAX_BLOCK_BYTES // (8 * m * d)))
-        rows = max(1, MAX_BLOCK_BYTES // (8 * n * (2 * r + 3)))
         for start in range(0, q, batch):
             sl = slice(start, min(start + batch, q))
-            Qb = Q[sl]
-            Z = X[nbr[sl, :m]] - Qb[:, None, :]
+            Z = X[nbr[sl, :m]] - Q[sl][:, None, :]
             eps = self._eps(Z)
-            lam, V = self._solve(Z, eps).eigh()
-            gains = [self._gains(lam, eps, d, self.candidates_[c]) for c in cands]
-            for s0 in range(0, Qb.shape[0], rows):
-                sub = slice(s0, min(s0 + rows, Qb.shape[0]))
-                qs, Vs = Qb[sub], V[sub]
-                S2 = (np.swapaxes(Vs, 1, 2) @ X.T - np.einsum("bdr,bd->br", Vs, qs)[:, :, None]) ** 2
-                rest = (self._x_sq[None, :] - 2.0 * qs @ X.T + np.einsum("bd,bd->b", qs, qs)[:, None]
-                        - S2.sum(axis=1))
-                for c, (g, g_perp) in enumerate(gains):
-                    d2 = np.einsum("br,brn->bn", g[sub], S2) + g_perp[sub, None] * rest
-                    if exclude is not None:
-                        d2[np.arange(d2.shape[0]), exclude[sl][sub]] = np.inf
-                    ind = smallest_k(d2, depth)
-                    diff = X[ind] - qs[:, None, :]
-                    P = diff @ Vs
-                    exact = (np.einsum("br,bkr->bk", g[sub], P ** 2) + g_perp[sub, None] *
-                             (np.einsum("bkd,bkd->bk", diff, diff) - np.einsum("bkr,bkr->bk", P, P)))
-                    # round-off can leave -1e-16 where the distance is 0: not a data value
-                    dist, ind = _sorted_by_distance_then_index(np.sqrt(np.maximum(exact, 0.0)), ind)
-                    glob = slice(start + s0, start + s0 + dist.shape[0])
-                    out[c][0][glob], out[c][1][glob] = dist, ind
+            res, band = self._solve(Z, eps)
+            lam, V = res.eigh()
+            for c, cand in enumerate(cands):
+                g, g_perp = self._gains(lam, eps, d, self.candidates_[cand])
+                found = search(self._train, Q[sl], V, g, g_perp, depth, band,
+                               None if exclude is None else exclude[sl])
+                out[c][0][sl], out[c][1][sl] = found
         return out
 
     def _query_neighbourhoods(self, Q: np.ndarray, m: int) -> np.ndarray:
@@ -278,7 +266,8 @@ class LocalMetric(KNeighborsMethod):
             info.update(mvce_iterations_mean=float(iters.mean()),
                         mvce_iterations_max=int(iters.max()),
                         mvce_gap_max=float(np.concatenate(self._stats["gap"]).max()),
-                        mvce_not_converged=int(self._stats["not_converged"]))
+                        mvce_not_converged=int(self._stats["not_converged"]),
+                        mvce_solver="+".join(sorted(self._stats["solvers"])))
         if self.eps_scale == "relative":
             info["relative_eps_fallbacks"] = int(self._stats["fallbacks"])
         return info
@@ -337,12 +326,12 @@ class RMVEM(_GQDMetric):
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=1e-4,
                  eps_scale="absolute", form="literal", rank=None, rank_grid=None,
-                 neighbourhood="euclidean", tol=1e-3, max_iter=2000, max_selection_queries=None,
-                 random_state=None):
+                 neighbourhood="euclidean", solver="auto", tol=1e-9, max_iter=None,
+                 max_selection_queries=None, random_state=None):
         self.m, self.m_grid, self.grid_size, self.k_select = m, m_grid, grid_size, k_select
         self.eps, self.eps_scale, self.form, self.rank = eps, eps_scale, form, rank
-        self.rank_grid, self.neighbourhood, self.tol, self.max_iter = (rank_grid, neighbourhood,
-                                                                       tol, max_iter)
+        self.rank_grid, self.neighbourhood = rank_grid, neighbourhood
+        self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.max_selection_queries, self.random_state = max_selection_queries, random_state
 
 
@@ -389,12 +378,12 @@ class MiniVenn(LocalMetric):
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=0.1,
                  eps_scale="absolute", rho=None, rho_grid=(0.0, 0.25, 0.5, 0.75, 1.0), tau=0.05,
-                 tau_grid=None, neighbourhood="cosine", tol=1e-3, max_iter=2000,
+                 tau_grid=None, neighbourhood="cosine", solver="auto", tol=1e-9, max_iter=None,
                  max_selection_queries=None, random_state=None):
         self.m, self.m_grid, self.grid_size, self.k_select = m, m_grid, grid_size, k_select
         self.eps, self.eps_scale, self.rho, self.rho_grid = eps, eps_scale, rho, rho_grid
         self.tau, self.tau_grid, self.neighbourhood = tau, tau_grid, neighbourhood
-        self.tol, self.max_iter = tol, max_iter
+        self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.max_selection_queries, self.random_state = max_selection_queries, random_state
 
     def _grids(self):
