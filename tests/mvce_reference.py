@@ -1,6 +1,6 @@
 """An MVCE reference independent of `dmlbench.solvers.mvce`: CVXPY on the dense d x d problem
-(no span reduction), its support polished by solving the KKT equations with scipy, and the KKT
-conditions verified, all with dense linear algebra written here."""
+(no span reduction) as a start, its support polished by solving the KKT equations with scipy,
+and the KKT conditions verified, all with dense linear algebra written here."""
 
 import cvxpy as cp
 import numpy as np
@@ -23,12 +23,15 @@ def weights(Z, eps, kkt_tol=1e-9):
     m, d = Z.shape
     current = np.full(m, 1.0 / m)
     w = cp.Variable(m, nonneg=True)
-    A = Z.T @ cp.diag(w) @ Z + eps * np.eye(d)
+    # posed as P^T A(w) P, P = A(1/m)^{-1/2}: the same maximiser, better conditioned
+    lam, U = np.linalg.eigh(dense_matrix(Z, current, eps))
+    P = U / np.sqrt(lam)
+    A = (Z @ P).T @ cp.diag(w) @ (Z @ P) + eps * P.T @ P
     problem = cp.Problem(cp.Maximize(cp.log_det((A + A.T) / 2)), [cp.sum(w) == 1])
     # a start only (the KKT solve below makes it exact); with m <= d the uniform start is close
-    for solver in ("CLARABEL", "SCS") if m > d else ():
+    for solver, options in ((("CLARABEL", {}), ("SCS", {"max_iters": 3000})) if m > d else ()):
         try:
-            problem.solve(solver=solver)
+            problem.solve(solver=solver, **options)
         except cp.error.SolverError:
             continue
         current = np.maximum(np.asarray(w.value, dtype=float), 0.0)

@@ -402,11 +402,6 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
 
 
 #: result fields that change from run to run (left out of the content hash)
-_VOLATILE_VALIDATION = ("titterington_batch_time_s", "titterington_serial_time_s",
-                        "titterington_equal_gap_time_s", "cvxpy_time_s", "speed_ratio",
-                        "speed_ratio_batched", "speed_ratio_equal_gap")
-
-
 def _ingest_validation(mlclient, exp_id: str, known: dict, documents: list[dict],
                        counts: dict) -> dict:
     """One run (kind `mvce_validation`) per (data set, m) of each MVCE validation document
@@ -422,7 +417,7 @@ def _ingest_validation(mlclient, exp_id: str, known: dict, documents: list[dict]
                         "preprocess": doc["preprocess"], "settings": doc["settings"],
                         "m": row["m"]}
             key = _digest(identity)
-            stable = {k: (None if k in _VOLATILE_VALIDATION else v) for k, v in row.items()}
+            stable = {k: (None if mvce_validation.is_volatile(k) else v) for k, v in row.items()}
             digest = _digest({**identity, "result": stable}, 64)  # a new field updates the run
             run = known.get(key)
             if _up_to_date(run, digest):

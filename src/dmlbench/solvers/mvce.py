@@ -330,12 +330,26 @@ def regularised_covariance(Z, eps=1e-4) -> MVCEResult:
                    np.ones(b, dtype=bool), batched, "uniform")
 
 
-def cvxpy_reference(Z, eps=1e-4, solver: str = "CLARABEL", **solver_options) -> MVCEResult:
+#: the CVXPY solvers `cvxpy_reference` tries, in order, on each problem
+REFERENCE_SOLVERS = ("CLARABEL", "SCS")
+
+
+def cvxpy_reference(Z, eps=1e-4, solvers=REFERENCE_SOLVERS, **solver_options) -> MVCEResult:
     """The same problem solved by CVXPY (`cp.log_det` of an affine expression in w), one problem
     at a time, reduced to the span of Z (an r x r log-det, r = min(m, d)) so that large d is
     tractable; log det A = log det A_r + (d - r) log eps. `n_iter` is the solver's iteration
-    count. The solver's weights are evaluated exactly (log det, gap) after removing its
-    round-off below zero and renormalising."""
+    count; `solver` names the CVXPY solvers that produced the weights ("cvxpy:CLARABEL").
+
+    Conditioning: raw features on very different scales give A eigenvalues from eps to 1e4 and
+    more, where Clarabel fails or stops far from the optimum (segment, wdbc, ionosphere). A
+    common scale s (s Z, s^2 eps) leaves the condition number unchanged, so the problem is posed
+    in the congruent form P^T A(w) P with P = A(1/m)^{-1/2} (the uniform weights' matrix, not our
+    solution: the reference stays independent), which is affine in w, has the same maximiser and
+    log det shifted by log det A(1/m); measured, it solves every such problem with log det
+    10-1000 times closer to the optimum. Each problem is tried with the solvers of `solvers` in
+    turn (a failure or a non-optimal status moves to the next); `ValueError` if none solves it.
+    The solver's weights are evaluated exactly (log det, gap) after removing its round-off
+    below zero and renormalising."""
     import cvxpy as cp
 
     Z, eps, batched = _check(Z, eps)
@@ -345,15 +359,30 @@ def cvxpy_reference(Z, eps=1e-4, solver: str = "CLARABEL", **solver_options) -> 
     w_out = np.empty((b, m))
     n_iter = np.zeros(b, dtype=np.int64)
     ok = np.zeros(b, dtype=bool)
+    used = []
     for i in range(b):
+        lam, U = np.linalg.eigh(C[i].T @ C[i] / m + eps[i] * np.eye(r))
+        P = U / np.sqrt(lam)
         w = cp.Variable(m, nonneg=True)
-        A = C[i].T @ cp.diag(w) @ C[i] + eps[i] * np.eye(r)
+        A = (C[i] @ P).T @ cp.diag(w) @ (C[i] @ P) + eps[i] * (P.T @ P)
         problem = cp.Problem(cp.Maximize(cp.log_det((A + A.T) / 2)), [cp.sum(w) == 1])
-        problem.solve(solver=solver, **solver_options)
-        if w.value is None:
-            raise ValueError(f"CVXPY ({solver}) found no solution for problem {i}: {problem.status}")
+        errors = []
+        for solver in solvers:
+            try:
+                problem.solve(solver=solver, **solver_options)
+            except cp.error.SolverError as exc:
+                errors.append(f"{solver}: {exc}")
+                continue
+            if w.value is not None and problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+                break
+            errors.append(f"{solver}: status {problem.status}")
+        else:
+            raise ValueError(f"CVXPY found no solution for problem {i} (m = {m}, d = {d}): "
+                             + "; ".join(errors))
         value = np.maximum(np.asarray(w.value, dtype=float), 0.0)
         w_out[i] = value / value.sum()
         n_iter[i] = problem.solver_stats.num_iters or 0
         ok[i] = problem.status == cp.OPTIMAL
-    return _result(C, Q, d, w_out, eps, n_iter, ok, batched, "cvxpy")
+        used.append(solver)
+    names = "+".join(sorted(set(used), key=used.index))
+    return _result(C, Q, d, w_out, eps, n_iter, ok, batched, f"cvxpy:{names}")
