@@ -2,18 +2,28 @@
 query's m nearest training points (Abou-Moustafa 2017: RMVEM, RMLE; Abou-Moustafa 2007: MiniVenn).
 
 For a query x_q with neighbours x_1..x_m (z_j = x_j - x_q), A_q = sum_j w_j z_j z_j^T + eps I with
-MVCE weights (Titterington, `dmlbench.solvers.mvce`) or uniform weights (RMLE); then every training
-point y is ranked by d_q(y)^2 = (y - x_q)^T M_q (y - x_q), with M_q a spectral function of A_q:
+MVCE weights (`dmlbench.solvers.mvce.solve`: the interior-point Newton method when m > d,
+Titterington's algorithm when m <= d; `solver` chooses) or uniform weights (RMLE); then every
+training point y is ranked by d_q(y)^2 = (y - x_q)^T M_q (y - x_q), with M_q a spectral function
+of A_q:
 
     literal  M = A          (Abou-Moustafa 2017, sect. 3: GQD sqrt((x-y)^T A (x-y)) as printed)
     inverse  M = A^{-1}     (the Mahalanobis reading of A as a covariance)
     MiniVenn M = V L~ V^T   (Abou-Moustafa 2007, Alg. 1: rho on the leading directions whose
                              normalised eigenvalue exceeds tau, 1/lambda on the others)
 
-A_q has r = min(m, d) eigenpairs in the span of the neighbours and eigenvalue eps on the rest,
-so d_q(y)^2 = sum_i g_i s_i^2 + g_perp (|v|^2 - |s|^2) with s = V^T v, v = y - x_q: a query costs
-O(n d r), never a d x d matrix, and queries are processed in chunks whose n x r blocks stay
-under `neighbors.MAX_BLOCK_BYTES` (never n x n).
+A_q has r = min(m, d) eigenpairs in the span of the neighbours and eigenvalue eps on the rest;
+the search (`dmlbench.measure.local_neighbours`) never forms an n x n matrix, and for small d
+computes all n distances of a block of queries with one matrix product.
+
+Tie rule: squared distances within a relative band of a group's smallest are ties, ordered by
+Euclidean distance, then training index (`dmlbench.measure.local_neighbours`). The band is the
+one the MVCE duality gap certifies, at least 1e-4: with the default tol = 1e-9 every squared
+distance is within a factor 1 +- 4.5e-5 of its value at the optimum, so lists do not depend on
+the solver's path. This matters for the inverse form: at the optimum every support point is at
+the same A^{-1} distance (KKT), so with m <= d the m neighbours tie exactly and solver noise
+used to pick the k nearest among them (wine, m = 8: most test lists changed between tol 1e-9
+and 1e-11). RMLE (no solver) uses the band 1e-4.
 
 Model selection (Abou-Moustafa 2017 sect. 5.2; 2007 sect. 3.2): for each k of `k_select`, the
 neighbourhood size m (and rank, rho, tau) minimising the leave-one-out k-NN error on the training
@@ -23,11 +33,11 @@ therefore depends on k: `kneighbors_per_k` gives it to the evaluation; `kneighbo
 `train_kneighbors` use the choice for the smallest k of `k_select`.
 
 Deviations and choices (also in the README):
-- The MVCE update is normalised and stops on the duality gap (see `dmlbench.solvers.mvce`), by default
-  at tol = 1e-3: log det within 1e-3 of the optimum (certified), weights within about 5e-3 of
-  the tol = 1e-8 solution on wine, ionosphere and pima neighbourhoods, at a fraction of the
-  iterations (the multiplicative update converges slowly near the optimum). The paper stops on
-  ||w(t) - w(t+1)|| <= tau with tau in {1e-2, 1e-3, 1e-4} (sect. 5.2), an equally loose rule.
+- The MVCE is solved to a duality gap of tol = 1e-9 (certified: log det within 1e-9 of the
+  optimum) by the solver of `solver` (default "auto", see `dmlbench.solvers.mvce.solve`); the
+  paper stops Titterington's algorithm on ||w(t) - w(t+1)|| <= tau with tau in {1e-2, 1e-3,
+  1e-4} (sect. 5.2), a rule that certifies nothing. A looser `tol` widens the tie band
+  (2 sqrt(2 tol) to first order).
 - MiniVenn's rho grid (0, 0.25, ..., 1) and tau = 0.05 are ours: the 2007 paper selects rho by
   grid search and fixes tau per data set without printing either.
 - Default m grid: the integers d+1..3d of Abou-Moustafa 2007 (sect. 4), capped at n - 1 and
@@ -39,7 +49,10 @@ Deviations and choices (also in the README):
   equal to the query gives A = eps I (the metric is scaled Euclidean there). A query equal to a
   training point has that point as its first neighbour, at distance 0.
 - `max_selection_queries` (default all, as the papers) can subsample the training points used
-  as leave-one-out queries during selection, for large training sets.
+  as leave-one-out queries during selection; the selection solves each m of the grid for every
+  training point from the uniform start (one neighbour list for the largest m serves the grid,
+  and one search per m serves every k); a warm start from the solution for the previous m
+  would save the interior-point method under one step of nine (exploratory measurement).
 """
 
 from __future__ import annotations

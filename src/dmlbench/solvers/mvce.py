@@ -1,5 +1,7 @@
-"""Minimum-volume covering ellipsoid (MVCE) with a fixed centre: Titterington's algorithm, batched
-and in the span of the points, and a CVXPY reference.
+"""Minimum-volume covering ellipsoid (MVCE) with a fixed centre: one entry point `solve` over two
+solvers, an interior-point Newton method (`newton`, `dmlbench.solvers.mvce_newton`) and
+Titterington's algorithm (`titterington`), both batched and in the span of the points, and a
+CVXPY reference.
 
 Problem (Abou-Moustafa 2017, eq. 4 with the centre fixed at the query, Alg. 2): the rows z_j of
 Z are the m neighbours minus the centre, and
@@ -11,8 +13,14 @@ w_j > 0 and delta_j <= sum_i w_i delta_i elsewhere (KKT). For any w in the simpl
 `gap` = max_j delta_j - sum_j w_j delta_j bounds the log-det shortfall from above (concavity),
 so it is a certificate and the stopping rule.
 
-Deviations from Alg. 2 as printed (DESIGN.md section 4), both measured in the tests and the
-report: (1) the update is w_j <- w_j delta_j / sum_i w_i delta_i, not w_j delta_j / d; with
+Solvers: Titterington's multiplicative update (Alg. 2) converges linearly and, when m > d (the
+m grid of RMVEM, d+1..3d), needs hundreds to thousands of iterations to a gap of 1e-7; the
+Newton method needs about 8 steps whatever m and d, so `solve(solver="auto")` uses it when
+m > d and Titterington (which certifies the near-uniform optimum in one or two iterations)
+when m <= d. `benchmarks/mvce_speed.py` measures both against CVXPY.
+
+Deviations of Titterington's algorithm from Alg. 2 as printed (DESIGN.md section 4), both
+measured in the tests and the report: (1) the update is w_j <- w_j delta_j / sum_i w_i delta_i, not w_j delta_j / d; with
 eps > 0, sum_i w_i delta_i = r - eps tr(A_r^{-1}) < d (r = rank of Z), so the printed update
 leaves the simplex and, when m < d, converges to a shrunken ellipsoid (`update="printed"`
 keeps it available, stopping on ||w(t) - w(t+1)|| <= tol as the paper does). (2) The stopping

@@ -16,13 +16,13 @@ rule is the same duality gap as Titterington's (max_j delta_j - sum_j w_j delta_
 certificate), evaluated at every iterate. A step costs O(m r^2 + m^2 r + m^3); each problem of a
 batch is computed exactly as if alone (problems that finish leave the batch).
 
-Measured alternatives (`benchmarks/mvce_speed.py`, README): a warm start from the solution of a
-smaller neighbourhood saves under one step of about nine (interior-point methods gain little
-from warm starts); a single solve per step (Mehrotra's centring without the second-order
-corrector) needs about three more steps and is slower overall; dropping points that the
-duality gap certifies to lie inside the optimal ellipsoid saved at most 10 % and made results
-depend on the batch; Frank-Wolfe steps with away steps are not rank-one updates here (eps I
-enters every elementary matrix), so they cost O(m r^2) each and need thousands.
+Alternatives: Frank-Wolfe steps with away steps (Wolfe-Atwood / Todd-Yildirim) are not
+rank-one updates here (eps I enters every elementary matrix), so each costs O(r^3 + m r^2); they
+need tens to hundreds of iterations and are measured slower in `benchmarks/mvce_speed.py`. In
+exploratory runs (not kept): a warm start from the solution of a smaller neighbourhood saved
+under one step of nine; one solve per step (Mehrotra's centring without the second-order
+corrector) needed about three more steps; dropping points the gap certifies to lie inside the
+optimal ellipsoid saved at most 10 % and made a problem's result depend on its batch.
 """
 
 from __future__ import annotations
