@@ -124,19 +124,20 @@ def solver_comparison(d_values, per_shape: int, batch: int, fw_cap: int) -> None
     rows = []
     for m, d in shapes:
         Z = problems(per_shape, m, d, seed=0)
-        big = problems(batch, m, d, seed=1)
+        big = problems(int(np.clip(batch * 20000 // (m * m * d), 16, batch)), m, d, seed=1)
         plain, t_plain = cpu(lambda: [cvxpy_plain(z) for z in Z])
         ref, t_ref = cpu(lambda: [mvce.cvxpy_reference(z) for z in Z])
         one, t_one = cpu(lambda: [mvce.solve(z, tol=TOL) for z in Z])
         _, t_batch = cpu(lambda: mvce.solve(big, tol=TOL))
+        nb = big.shape[0]
         _, t_tit = cpu(lambda: [mvce.solve(z, tol=TOL, solver="titterington", max_iter=10 ** 6)
                                 for z in Z])
         _, t_tit_b = cpu(lambda: mvce.solve(big, tol=TOL, solver="titterington", max_iter=10 ** 6))
         fw, t_fw = cpu(lambda: [frank_wolfe_away(z, 1e-4, TOL, fw_cap) for z in Z])
         L1, LC = np.array([o.logdet for o in one]), np.array([o.logdet for o in ref])
         row = {"m": m, "d": d, "plain": t_plain / per_shape, "cvxpy": t_ref / per_shape,
-               "one": t_one / per_shape, "batched": t_batch / batch,
-               "tit": t_tit / per_shape, "tit_b": t_tit_b / batch, "fw": t_fw / per_shape,
+               "one": t_one / per_shape, "batched": t_batch / nb,
+               "tit": t_tit / per_shape, "tit_b": t_tit_b / nb, "fw": t_fw / per_shape,
                "fw_iter": np.mean([f[2] for f in fw]), "fw_done": all(f[1] <= TOL for f in fw),
                "plain_failed": int(np.isnan(plain).sum()),
                "steps": np.mean([o.n_iter for o in one]),
