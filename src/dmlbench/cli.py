@@ -225,7 +225,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="record file to write")
     s.set_defaults(func=_run)
 
-    s = sub.add_parser("mvce-validate", help="check the MVCE solver on one data set")
+    s = sub.add_parser("mvce-validate", help="check the MVCE solvers on one data set")
     s.add_argument("--job", required=True,
                    help="validation spec as JSON (dmlbench.config.mvce_validation_spec)")
     s.add_argument("--out", required=True, help="JSON file to write")

@@ -1,5 +1,5 @@
-# The MVCE solver check (config key `mvce_validation`): per data set, Titterington against the
-# CVXPY reference on sampled query neighbourhoods; one JSON file each, imported by `track`.
+# The MVCE solver check (config key `mvce_validation`): per data set, every MVCE solver against
+# the CVXPY reference on sampled query neighbourhoods; one JSON file each, imported by `track`.
 
 MVCE_VALIDATION = [dmlconfig.mvce_validation_path(CFG, label)
                    for label in dmlconfig.mvce_validation_datasets(CFG)]
