@@ -312,3 +312,17 @@ def test_inverse_form_neighbour_lists_do_not_depend_on_the_solver_tolerance():
     # the rule is exercised: the 5 nearest are one tie group (equal reported distances)
     dist = runs[0][0]
     assert np.mean(dist[:, 4] == dist[:, 0]) > 0.5
+
+
+@pytest.mark.parametrize("form", ["literal", "inverse"])
+def test_far_and_badly_scaled_data_give_the_exact_lists(form):
+    # the fast distances cancel |y|^2 against |q|^2: offsets and scales must not change a list
+    X, y = blobs(n=60, d=5, seed=16)
+    Q = blobs(n=10, d=5, seed=17)[0]
+    scale = 10.0 ** np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    X, Q = X * scale + 1e4, Q * scale + 1e4
+    est = make("rmvem", {"m": 9, "form": form}).fit(X, y)
+    dist, ind = est.kneighbors(Q, 6)
+    ref_d, ref_i = dense_search(X, Q, 9, 1e-4, form, 6)
+    np.testing.assert_array_equal(ind, ref_i)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-6)

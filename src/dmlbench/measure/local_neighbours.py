@@ -76,7 +76,7 @@ def search(train: TrainingPoints, Q: np.ndarray, V: np.ndarray, g: np.ndarray,
     n, d = train.X.shape
     b, r = g.shape
     gram = train.use_gram(r)
-    per_row = n * (4 if gram else 2 * r + 4) * 8
+    per_row = 8 * (4 * n + 2 * d * d if gram else (2 * r + 4) * n + d * r)
     rows = max(1, MAX_BLOCK_BYTES // per_row)
     dist = np.empty((b, depth))
     ind = np.empty((b, depth), dtype=np.int64)
