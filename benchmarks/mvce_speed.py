@@ -15,6 +15,9 @@
 
     python benchmarks/mvce_speed.py            # the full run (d up to 60: CVXPY needs minutes)
     python benchmarks/mvce_speed.py --quick    # d up to 20, fewer problems
+
+1b. The same on real neighbourhoods (raw features, m in RMVEM's grid d+1..3d): segment, wdbc,
+   and in the full run iris, wine, ionosphere and satimage.
 """
 
 from __future__ import annotations
@@ -169,6 +172,33 @@ def solver_comparison(d_values, per_shape: int, batch: int, fw_cap: int) -> None
           f"{fw_cap} iterations above the gap.")
 
 
+def real_comparison(cases, count: int, cache: str) -> None:
+    """Real query neighbourhoods (raw features, as in the abou-moustafa-2017 config) at m of
+    RMVEM's grid: CVXPY (preconditioned), solve and Titterington per problem."""
+    from dmlbench import data
+    from dmlbench.studies.mvce_validation import neighbourhoods
+
+    print(f"\n1b. Real neighbourhoods ({count} per case, CPU ms per problem, to gap {TOL:g})")
+    print(f"{'data set':>10} {'m':>4} {'d':>3} {'CVXPY':>8} {'solve1':>7} {'solveb':>7} "
+          f"{'Titt1':>8} {'Tittb':>8} {'C/1':>6} {'C/b':>6} {'T1/1':>5} {'Tb/b':>5} {'rel dL':>7}")
+    for name, m in cases:
+        X = data.ensure(name, cache).X.astype(float)
+        Z = neighbourhoods(X, m, count, seed=0)
+        ref, t_ref = cpu(lambda: [mvce.cvxpy_reference(z) for z in Z])
+        one, t_one = cpu(lambda: [mvce.solve(z, tol=TOL) for z in Z])
+        _, t_b = cpu(lambda: mvce.solve(Z, tol=TOL))
+        _, t_t = cpu(lambda: [mvce.solve(z, tol=TOL, solver="titterington", max_iter=10 ** 6)
+                              for z in Z])
+        _, t_tb = cpu(lambda: mvce.solve(Z, tol=TOL, solver="titterington", max_iter=10 ** 6))
+        LC = np.array([r.logdet for r in ref])
+        rel = np.max(np.abs(np.array([o.logdet for o in one]) - LC) / np.abs(LC))
+        d = X.shape[1]
+        print(f"{name:>10} {m:>4} {d:>3} {1e3 * t_ref / count:>8.1f} {1e3 * t_one / count:>7.3f} "
+              f"{1e3 * t_b / count:>7.3f} {1e3 * t_t / count:>8.2f} {1e3 * t_tb / count:>8.2f} "
+              f"{t_ref / t_one:>6.0f} {t_ref / t_b:>6.0f} {t_t / t_one:>5.0f} {t_tb / t_b:>5.0f} "
+              f"{rel:>7.1e}", flush=True)
+
+
 def usps_like(n: int, d: int, classes: int = 10, seed: int = 1):
     """Class means plus noise in a 30-dimensional subspace per class, plus isotropic noise."""
     rng = np.random.default_rng(seed)
@@ -206,14 +236,18 @@ def rmvem_prediction(n: int, d: int, m: int, queries: list[int], single: int) ->
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="smaller problems, fewer repeats")
+    p.add_argument("--cache", default="resources", help="data cache (embedded sets are built)")
     args = p.parse_args(argv)
     mvce.cvxpy_reference(problems(1, 5, 4, seed=9)[0])  # CVXPY's first call imports and compiles
     with threadpool_limits(1):
         if args.quick:
             solver_comparison([4, 10, 20], per_shape=2, batch=128, fw_cap=3000)
+            real_comparison([("segment", 36), ("wdbc", 60)], count=16, cache=args.cache)
             rmvem_prediction(n=2000, d=256, m=50, queries=[200, 800], single=20)
         else:
             solver_comparison([4, 10, 20, 30, 60], per_shape=3, batch=256, fw_cap=20000)
+            real_comparison([("iris", 8), ("wine", 26), ("segment", 36), ("wdbc", 60),
+                             ("ionosphere", 66), ("satimage", 72)], count=32, cache=args.cache)
             rmvem_prediction(n=7291, d=256, m=50, queries=[1000, 3000], single=50)
 
 
