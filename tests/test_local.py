@@ -5,10 +5,12 @@ a per-query least-squares solution."""
 import numpy as np
 import pytest
 
+import mvce_reference as reference
+from dmlbench import data
+from dmlbench.measure import local_neighbours
 from dmlbench.measure.evaluation import accuracy_per_k, evaluate, knn_vote
 from dmlbench.methods import local, make
 from dmlbench.methods.klhp import hyperplane_distances
-from dmlbench.solvers import mvce
 
 
 def blobs(n=45, d=3, seed=0, classes=3):
@@ -32,10 +34,31 @@ def dense_metric(A, kind, rho=None, tau=None, rank=None):
     return (V * g) @ V.T
 
 
+def band_of(tol):
+    """The tie band of the local metrics for MVCE gap `tol`, from the bound written out."""
+    x_hi = 1 + tol + np.sqrt(tol ** 2 + 2 * tol)
+    return max(1e-4, x_hi / (1 - np.sqrt(2 * tol)) - 1)
+
+
+def tie_rule(d2, e2, band, depth):
+    """The README's tie rule, one query, plain Python: sort by squared distance (then index);
+    the smallest remaining value v opens a group of every value <= v (1 + band); groups in
+    order, inside a group by Euclidean distance then index; each reports sqrt(v)."""
+    order = sorted(range(len(d2)), key=lambda j: (d2[j], j))
+    out, i = [], 0
+    while i < len(order):
+        v = d2[order[i]]
+        group = [j for j in order[i:] if d2[j] <= v * (1 + band)]
+        out += [(j, np.sqrt(v)) for j in sorted(group, key=lambda j: (e2[j], j))]
+        i += len(group)
+    return np.array([dist for _, dist in out[:depth]]), np.array([j for j, _ in out[:depth]])
+
+
 def dense_search(X, Q, m, eps, kind, depth, weights="mvce", exclude=None, nbr_space=None,
-                 **opts):
-    """Per query: m Euclidean (or given-space) nearest training points, A by Titterington (or
-    uniform weights), the dense d x d metric, distances to every training point, sorted."""
+                 tol=1e-9, **opts):
+    """Per query: m Euclidean (or given-space) nearest training points, A from the independent
+    MVCE reference (or uniform weights), the dense d x d metric, distances to every training
+    point, ordered by the tie rule."""
     space_x, space_q = (X, Q) if nbr_space is None else nbr_space
     dists, inds = [], []
     for i, q in enumerate(Q):
@@ -44,16 +67,16 @@ def dense_search(X, Q, m, eps, kind, depth, weights="mvce", exclude=None, nbr_sp
             e[exclude[i]] = np.inf
         nb = np.lexsort((np.arange(len(X)), e))[:m]
         Z = X[nb] - q
-        res = (mvce.titterington(Z, eps, tol=1e-3, max_iter=2000) if weights == "mvce"
-               else mvce.regularised_covariance(Z, eps))
-        M = dense_metric(res.matrix(), kind, **opts)
+        w = reference.weights(Z, eps) if weights == "mvce" else np.full(m, 1.0 / m)
+        M = dense_metric(reference.dense_matrix(Z, w, eps), kind, **opts)
         v = X - q
         d2 = np.maximum(np.einsum("nd,de,ne->n", v, M, v), 0)
+        e2 = np.einsum("nd,nd->n", v, v)
         if exclude is not None:
             d2[exclude[i]] = np.inf
-        order = np.lexsort((np.arange(len(X)), d2))[:depth]
-        dists.append(np.sqrt(d2[order]))
-        inds.append(order)
+        dist, ind = tie_rule(d2, e2, band_of(tol) if weights == "mvce" else 1e-4, depth)
+        dists.append(dist)
+        inds.append(ind)
     return np.array(dists), np.array(inds)
 
 
@@ -68,7 +91,7 @@ def dense_search(X, Q, m, eps, kind, depth, weights="mvce", exclude=None, nbr_sp
 def test_distances_equal_a_dense_computation_per_query(name, params, kind, opts):
     X, y = blobs(d=3)
     Q = blobs(n=8, d=3, seed=1)[0]
-    est = make(name, {"tol": 1e-3, **params} if name != "rmle" else params).fit(X, y)
+    est = make(name, params).fit(X, y)
     dist, ind = est.kneighbors(Q, 10)
     eps = est.eps
     ref_d, ref_i = dense_search(X, Q, params["m"], eps, kind, 10,
@@ -100,13 +123,18 @@ def test_cosine_neighbourhoods_and_train_kneighbors_leave_one_out():
     np.testing.assert_array_equal(ind, ref_i)
 
 
-def test_chunked_batches_equal_one_query_at_a_time(monkeypatch):
+@pytest.mark.parametrize("form", ["literal", "inverse"])
+def test_batches_chunks_and_both_distance_forms_give_the_same_lists(monkeypatch, form):
     X, y = blobs(n=50, d=4, seed=5)
     Q = blobs(n=12, d=4, seed=6)[0]
-    est = make("rmvem", {"m": 7}).fit(X, y)
+    est = make("rmvem", {"m": 7, "form": form}).fit(X, y)
+    assert est._train.use_gram(4)
     whole = est.kneighbors(Q, 6)
     monkeypatch.setattr(local, "MVCE_BATCH", 1)
-    monkeypatch.setattr(local, "MAX_BLOCK_BYTES", 1)
+    monkeypatch.setattr(local_neighbours, "MAX_BLOCK_BYTES", 1)
+    monkeypatch.setattr(local_neighbours, "GRAM_BYTES", 0)  # the span form
+    est = make("rmvem", {"m": 7, "form": form}).fit(X, y)
+    assert not est._train.use_gram(4)
     small = est.kneighbors(Q, 6)
     np.testing.assert_allclose(small[0], whole[0], rtol=1e-9)
     np.testing.assert_array_equal(small[1], whole[1])
@@ -135,7 +163,7 @@ def test_near_ties_give_the_same_list_alone_in_a_batch_and_in_small_chunks(name,
 def test_leave_one_out_selection_per_k_equals_brute_force():
     X, y = blobs(n=36, d=2, seed=7)
     grid = [3, 5, 8]
-    est = make("rmvem", {"m_grid": grid, "k_select": [1, 3], "tol": 1e-3}).fit(X, y)
+    est = make("rmvem", {"m_grid": grid, "k_select": [1, 3]}).fit(X, y)
     errors = np.zeros((len(grid), 2))
     for i, m in enumerate(grid):
         _, ind = dense_search(X, X, m, 1e-4, "literal", 3, exclude=np.arange(36))
@@ -282,3 +310,39 @@ def test_klhp_bad_input():
         make("klhp", {"K": 20}).fit(X, y)
     with pytest.raises(ValueError, match="lam"):
         make("klhp", {"lam_grid": [-1.0]}).fit(X, y)
+
+
+def wine_split():
+    ds = data.build("wine")  # embedded in scikit-learn: no download
+    order = np.random.default_rng(0).permutation(len(ds.y))
+    train, test = order[:120], order[120:]
+    return ds.X[train], ds.y[train], ds.X[test]
+
+
+def test_inverse_form_neighbour_lists_do_not_depend_on_the_solver_tolerance():
+    # issue 13: at the MVCE optimum every support point is at the same A^{-1} distance (KKT), so
+    # with m = 8 <= d = 13 the 8 neighbours tie and solver noise used to pick the k nearest
+    X, y, Q = wine_split()
+    runs = [make("rmvem", {"m": 8, "form": "inverse", **p}).fit(X, y).kneighbors(Q, 5)
+            for p in ({"tol": 1e-9}, {"tol": 1e-11}, {"tol": 1e-9, "solver": "titterington"},
+                      {"tol": 1e-9, "solver": "newton"})]
+    for dist, ind in runs[1:]:
+        np.testing.assert_array_equal(ind, runs[0][1])
+        np.testing.assert_allclose(dist, runs[0][0], rtol=1e-6)
+    # the rule is exercised: the 5 nearest are one tie group (equal reported distances)
+    dist = runs[0][0]
+    assert np.mean(dist[:, 4] == dist[:, 0]) > 0.5
+
+
+@pytest.mark.parametrize("form", ["literal", "inverse"])
+def test_far_and_badly_scaled_data_give_the_exact_lists(form):
+    # the fast distances cancel |y|^2 against |q|^2: offsets and scales must not change a list
+    X, y = blobs(n=60, d=5, seed=16)
+    Q = blobs(n=10, d=5, seed=17)[0]
+    scale = 10.0 ** np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    X, Q = X * scale + 1e4, Q * scale + 1e4
+    est = make("rmvem", {"m": 9, "form": form}).fit(X, y)
+    dist, ind = est.kneighbors(Q, 6)
+    ref_d, ref_i = dense_search(X, Q, 9, 1e-4, form, 6)
+    np.testing.assert_array_equal(ind, ref_i)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-6)

@@ -1,9 +1,15 @@
-"""Titterington's MVCE against the CVXPY reference, its certificate and KKT conditions, the span
-(Woodbury) applications of A and A^{-1} against dense linear algebra, and the printed update."""
+"""The MVCE solvers (Newton interior point, Titterington, `solve`) against an independent
+reference (`mvce_reference`: CVXPY + an exact KKT solve, dense linear algebra) on hard problems
+(m > d, where the optimum is not the uniform start) and real neighbourhoods, their certificate
+and KKT conditions, the span (Woodbury) applications of A and A^{-1} against dense linear
+algebra, and the printed update."""
 
 import numpy as np
 import pytest
 
+import mvce_reference as reference
+from dmlbench import data
+from dmlbench.measure.neighbours import euclidean_kneighbors
 from dmlbench.solvers import mvce
 
 
@@ -18,35 +24,74 @@ def dense_logdet(Z, w, eps):
     return np.linalg.slogdet(A)[1]
 
 
-@pytest.mark.parametrize("m, d, seed", [(12, 4, 0), (20, 6, 1), (6, 15, 2), (10, 256, 3)])
-def test_titterington_matches_cvxpy_to_1e6_relative_in_logdet(m, d, seed):
+def real_neighbourhoods(name, m, count=3, seed=0):
+    """Z (count, m, d) of an embedded data set (no download): m nearest points minus the query."""
+    X = data.build(name).X.astype(float)
+    q = np.random.default_rng(seed).choice(len(X), count, replace=False)
+    _, ind = euclidean_kneighbors(X[q], X, m + 1)
+    return X[ind[:, 1:]] - X[q][:, None, :]
+
+
+HARD = [(12, 4, 0), (20, 6, 1), (30, 10, 2), (45, 15, 3), (90, 30, 4)]
+
+
+@pytest.mark.parametrize("solver", ["newton", "titterington", "auto"])
+@pytest.mark.parametrize("m, d, seed", HARD)
+def test_solvers_reach_the_reference_optimum_when_m_exceeds_d(solver, m, d, seed):
     Z = problem(m, d, seed)
-    ours = mvce.titterington(Z, eps=1e-4, tol=1e-9, max_iter=50000)
-    ref = mvce.cvxpy_reference(Z, eps=1e-4)
-    assert ours.converged and ref.converged
-    assert abs(ours.logdet - ref.logdet) <= 1e-6 * max(1.0, abs(ref.logdet))
-    # both logdets are the dense determinant at the returned weights
-    assert ours.logdet == pytest.approx(dense_logdet(Z, ours.weights, 1e-4), abs=1e-8)
-    assert ref.logdet == pytest.approx(dense_logdet(Z, ref.weights, 1e-4), abs=1e-8)
-    assert np.abs(ours.weights - ref.weights).max() < 1e-3
+    exact = reference.weights(Z, 1e-4)
+    best = reference.logdet(Z, exact, 1e-4)
+    ours = mvce.solve(Z, eps=1e-4, tol=1e-9, solver=solver, max_iter=None if solver != "titterington"
+                      else 200000)
+    assert ours.converged and ours.n_iter > 0 and 0 <= ours.gap <= 1e-9
+    assert ours.solver == ("titterington" if solver == "titterington" else "newton")
+    # the optimum is not the uniform start here, and the certificate bounds the shortfall
+    assert reference.logdet(Z, np.full(m, 1 / m), 1e-4) < best - 1e-3
+    assert best - 1e-12 <= ours.logdet + ours.gap and ours.logdet <= best + 1e-12
+    assert ours.logdet == pytest.approx(dense_logdet(Z, ours.weights, 1e-4), abs=1e-9)
+    assert np.abs(ours.weights - exact).max() < 1e-4
 
 
-def test_gap_is_a_nonnegative_certificate_and_small_at_convergence():
+@pytest.mark.parametrize("name, m", [("wine", 8), ("wine", 30), ("ionosphere", 20),
+                                     ("ionosphere", 60)])
+def test_real_neighbourhoods_against_the_reference(name, m):
+    Z = real_neighbourhoods(name, m)
+    ours = mvce.solve(Z, eps=1e-4, tol=1e-10)
+    assert np.all(ours.converged)
+    for i, z in enumerate(Z):
+        exact = reference.weights(z, 1e-4)
+        best = reference.logdet(z, exact, 1e-4)
+        assert abs(ours.logdet[i] - best) <= 1e-9 * max(1.0, abs(best))
+        assert np.abs(ours.weights[i] - exact).max() < 1e-5
+
+
+def test_cvxpy_reference_agrees_with_the_independent_reference():
+    for m, d, seed in HARD[:3] + [(6, 15, 5)]:
+        Z = problem(m, d, seed)
+        ref = mvce.cvxpy_reference(Z, eps=1e-4)
+        best = reference.logdet(Z, reference.weights(Z, 1e-4), 1e-4)
+        assert ref.converged and abs(ref.logdet - best) <= 1e-7 * max(1.0, abs(best))
+        assert ref.logdet == pytest.approx(dense_logdet(Z, ref.weights, 1e-4), abs=1e-8)
+
+
+@pytest.mark.parametrize("solver", ["newton", "titterington"])
+def test_gap_is_a_nonnegative_certificate_and_small_at_convergence(solver):
     Z = problem(15, 5, seed=4)
-    best = mvce.titterington(Z, tol=1e-10, max_iter=100000)
+    best = reference.logdet(Z, reference.weights(Z, 1e-4), 1e-4)
     for tol in (1e-2, 1e-4, 1e-7):
-        res = mvce.titterington(Z, tol=tol, max_iter=100000)
+        res = mvce.solve(Z, tol=tol, max_iter=100000, solver=solver)
         assert res.converged and 0 <= res.gap <= tol
         # certificate: the optimum lies within `gap` above the current log det
-        assert res.logdet <= best.logdet + 1e-12 <= res.logdet + res.gap + 1e-12
-    start = mvce.titterington(Z, max_iter=0)  # uniform weights, gap still bounds the shortfall
+        assert res.logdet <= best + 1e-12 <= res.logdet + res.gap + 1e-12
+    start = mvce.solve(Z, max_iter=0, solver=solver)  # uniform weights: the gap still bounds
     assert not start.converged and start.n_iter == 0
-    assert start.logdet <= best.logdet <= start.logdet + start.gap
+    assert start.logdet <= best <= start.logdet + start.gap
 
 
-def test_kkt_conditions_at_the_solution():
+@pytest.mark.parametrize("solver", ["newton", "titterington"])
+def test_kkt_conditions_at_the_solution(solver):
     Z = problem(25, 4, seed=5)
-    res = mvce.titterington(Z, eps=1e-3, tol=1e-10, max_iter=200000)
+    res = mvce.solve(Z, eps=1e-3, tol=1e-10, max_iter=200000, solver=solver)
     A = res.matrix()
     delta = np.einsum("md,de,me->m", Z, np.linalg.inv(A), Z)
     mu = res.weights @ delta
@@ -58,15 +103,28 @@ def test_kkt_conditions_at_the_solution():
     assert mu == pytest.approx(4 - 1e-3 * np.trace(np.linalg.inv(A)))
 
 
-def test_batch_equals_one_by_one_with_per_problem_eps():
-    Z = problem(9, 5, seed=6, b=4)
+@pytest.mark.parametrize("solver, m", [("titterington", 9), ("newton", 9), ("newton", 3),
+                                       ("auto", 3)])
+def test_batch_equals_one_by_one_with_per_problem_eps(solver, m):
+    Z = problem(m, 5, seed=6, b=4)
     eps = np.array([1e-4, 1e-3, 1e-2, 1e-1])
-    batch = mvce.titterington(Z, eps=eps, tol=1e-8)
+    batch = mvce.solve(Z, eps=eps, tol=1e-8, solver=solver)
     for i in range(4):
-        one = mvce.titterington(Z[i], eps=eps[i], tol=1e-8)
+        one = mvce.solve(Z[i], eps=eps[i], tol=1e-8, solver=solver)
         np.testing.assert_allclose(batch.weights[i], one.weights, rtol=1e-10, atol=1e-14)
         assert batch.logdet[i] == pytest.approx(one.logdet, rel=1e-12)
         assert batch.n_iter[i] == one.n_iter and batch.gap[i] == pytest.approx(one.gap, abs=1e-14)
+
+
+def test_auto_falls_back_to_newton_on_dependent_neighbours():
+    # m <= d, but the neighbours span only 3 dimensions: the uniform start is far from optimal
+    rng = np.random.default_rng(13)
+    Z = rng.normal(size=(8, 3)) @ rng.normal(size=(3, 12))
+    res = mvce.solve(Z, eps=1e-4, tol=1e-9)
+    assert res.solver == "titterington+newton" and res.converged
+    assert res.n_iter > mvce.AUTO_TITTERINGTON
+    best = reference.logdet(Z, reference.weights(Z, 1e-4), 1e-4)
+    assert abs(res.logdet - best) <= 1e-9 * abs(best)
 
 
 def test_printed_update_leaves_the_simplex_and_is_worse_when_m_below_d():
@@ -109,18 +167,21 @@ def test_regularised_covariance_is_uniform_weights():
     assert res.gap >= mvce.titterington(Z, eps=1e-2).gap
 
 
-def test_degenerate_neighbourhoods():
+@pytest.mark.parametrize("solver", ["newton", "titterington", "auto"])
+def test_degenerate_neighbourhoods(solver):
     d = 6
-    zero = mvce.titterington(np.zeros((5, d)), eps=1e-4)
+    zero = mvce.solve(np.zeros((5, d)), eps=1e-4, solver=solver)
     assert zero.converged and zero.gap == 0 and zero.logdet == pytest.approx(d * np.log(1e-4))
     np.testing.assert_allclose(zero.weights, 0.2)
-    Z = problem(6, d, seed=12)
+    Z = problem(10, d, seed=12)
     Z[2] = 0.0          # a neighbour equal to the centre
     Z[4] = Z[3]         # a duplicated neighbour
-    res = mvce.titterington(Z, tol=1e-9, max_iter=100000)
-    ref = mvce.cvxpy_reference(Z)
-    assert res.weights[2] < 1e-6
-    assert res.logdet == pytest.approx(ref.logdet, rel=1e-6)
+    Z[7] = Z[8] = Z[9]  # a triplicate
+    res = mvce.solve(Z, tol=1e-9, max_iter=100000, solver=solver)
+    assert res.converged and res.weights[2] < 1e-6
+    clean = np.delete(Z, [2, 4, 7, 8], axis=0)   # the same ellipsoid without the copies
+    best = reference.logdet(clean, reference.weights(clean, 1e-4), 1e-4)
+    assert abs(res.logdet - best) <= 1e-8 * abs(best)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -133,6 +194,18 @@ def test_degenerate_neighbourhoods():
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         mvce.titterington(problem(5, 3), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"eps": 0.0}, "eps must be > 0"),
+    ({"tol": -1.0}, "tol must be > 0"),
+    ({"max_iter": -1}, "max_iter must be >= 0"),
+    ({"solver": "cvxpy"}, "solver must be one of"),
+])
+@pytest.mark.parametrize("solver", ["newton", "auto"])
+def test_bad_arguments_of_solve_are_named(kwargs, message, solver):
+    with pytest.raises(ValueError, match=message):
+        mvce.solve(problem(5, 3), **{"solver": solver, **kwargs})
 
 
 def test_bad_arrays_are_named():

@@ -2,23 +2,28 @@
 query's m nearest training points (Abou-Moustafa 2017: RMVEM, RMLE; Abou-Moustafa 2007: MiniVenn).
 
 For a query x_q with neighbours x_1..x_m (z_j = x_j - x_q), A_q = sum_j w_j z_j z_j^T + eps I with
-MVCE weights (Titterington, `dmlbench.solvers.mvce`) or uniform weights (RMLE); then every training
-point y is ranked by d_q(y)^2 = (y - x_q)^T M_q (y - x_q), with M_q a spectral function of A_q:
+MVCE weights (`dmlbench.solvers.mvce.solve`: the interior-point Newton method when m > d,
+Titterington's algorithm when m <= d; `solver` chooses) or uniform weights (RMLE); then every
+training point y is ranked by d_q(y)^2 = (y - x_q)^T M_q (y - x_q), with M_q a spectral function
+of A_q:
 
     literal  M = A          (Abou-Moustafa 2017, sect. 3: GQD sqrt((x-y)^T A (x-y)) as printed)
     inverse  M = A^{-1}     (the Mahalanobis reading of A as a covariance)
     MiniVenn M = V L~ V^T   (Abou-Moustafa 2007, Alg. 1: rho on the leading directions whose
                              normalised eigenvalue exceeds tau, 1/lambda on the others)
 
-A_q has r = min(m, d) eigenpairs in the span of the neighbours and eigenvalue eps on the rest,
-so d_q(y)^2 = sum_i g_i s_i^2 + g_perp (|v|^2 - |s|^2) with s = V^T v, v = y - x_q: a query costs
-O(n d r), never a d x d matrix, and queries are processed in chunks whose n x r blocks stay
-under `neighbors.MAX_BLOCK_BYTES` (never n x n).
+A_q has r = min(m, d) eigenpairs in the span of the neighbours and eigenvalue eps on the rest;
+the search (`dmlbench.measure.local_neighbours`) never forms an n x n matrix, and for small d
+computes all n distances of a block of queries with one matrix product.
 
-Neighbours are ordered by (distance, training index) as in `dmlbench.measure.neighbours`: the
-fast block above only selects the candidates within its rounding band (`gqd_error`), whose
-distances are then recomputed with every sum in a fixed order, so a list does not depend on the
-chunk or on the other queries.
+Tie rule: squared distances within a relative band of a group's smallest are ties, ordered by
+Euclidean distance, then training index (`dmlbench.measure.local_neighbours`). The band is the
+one the MVCE duality gap certifies, at least 1e-4: with the default tol = 1e-9 every squared
+distance is within a factor 1 +- 4.5e-5 of its value at the optimum, so lists do not depend on
+the solver's path. This matters for the inverse form: at the optimum every support point is at
+the same A^{-1} distance (KKT), so with m <= d the m neighbours tie exactly and solver noise
+used to pick the k nearest among them (wine, m = 8: 74 % of the test lists changed between
+tol 1e-9 and 1e-11). RMLE (no solver) uses the band 1e-4.
 
 Model selection (Abou-Moustafa 2017 sect. 5.2; 2007 sect. 3.2): for each k of `k_select`, the
 neighbourhood size m (and rank, rho, tau) minimising the leave-one-out k-NN error on the training
@@ -28,11 +33,11 @@ therefore depends on k: `kneighbors_per_k` gives it to the evaluation; `kneighbo
 `train_kneighbors` use the choice for the smallest k of `k_select`.
 
 Deviations and choices (also in the README):
-- The MVCE update is normalised and stops on the duality gap (see `dmlbench.solvers.mvce`), by default
-  at tol = 1e-3: log det within 1e-3 of the optimum (certified), weights within about 5e-3 of
-  the tol = 1e-8 solution on wine, ionosphere and pima neighbourhoods, at a fraction of the
-  iterations (the multiplicative update converges slowly near the optimum). The paper stops on
-  ||w(t) - w(t+1)|| <= tau with tau in {1e-2, 1e-3, 1e-4} (sect. 5.2), an equally loose rule.
+- The MVCE is solved to a duality gap of tol = 1e-9 (certified: log det within 1e-9 of the
+  optimum) by the solver of `solver` (default "auto", see `dmlbench.solvers.mvce.solve`); the
+  paper stops Titterington's algorithm on ||w(t) - w(t+1)|| <= tau with tau in {1e-2, 1e-3,
+  1e-4} (sect. 5.2), a rule that certifies nothing. A looser `tol` widens the tie band
+  (2 sqrt(2 tol) to first order).
 - MiniVenn's rho grid (0, 0.25, ..., 1) and tau = 0.05 are ours: the 2007 paper selects rho by
   grid search and fixes tau per data set without printing either.
 - Default m grid: the integers d+1..3d of Abou-Moustafa 2007 (sect. 4), capped at n - 1 and
@@ -44,7 +49,10 @@ Deviations and choices (also in the README):
   equal to the query gives A = eps I (the metric is scaled Euclidean there). A query equal to a
   training point has that point as its first neighbour, at distance 0.
 - `max_selection_queries` (default all, as the papers) can subsample the training points used
-  as leave-one-out queries during selection, for large training sets.
+  as leave-one-out queries during selection; the selection solves each m of the grid for every
+  training point from the uniform start (one neighbour list for the largest m serves the grid,
+  and one search per m serves every k); a warm start from the solution for the previous m
+  would save the interior-point method under one step of nine (exploratory measurement).
 """
 
 from __future__ import annotations
@@ -54,12 +62,8 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..measure.evaluation import knn_vote
-from ..measure.neighbours import (
-    MAX_BLOCK_BYTES,
-    euclidean_kneighbors,
-    gamma,
-    nearest_within_band,
-)
+from ..measure.local_neighbours import TIE_RTOL, TrainingPoints, certified_band, search
+from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
 from ..solvers import mvce
 from .base import KNeighborsMethod, check_query, check_training_data
 from .parameters import Grid, Interval, Options, require
@@ -80,33 +84,6 @@ def default_m_grid(d: int, n: int, grid_size: int) -> list[int]:
     low = min(max(low, 2), high)
     values = np.unique(np.round(np.linspace(low, high, min(grid_size, high - low + 1))))
     return [int(v) for v in values]
-
-
-def gqd_error(g: np.ndarray, g_perp: np.ndarray, d: int) -> np.ndarray:
-    """Per query, c with |d2 block - `_paired_gqd`| <= c (|x_q|^2 + |y|^2): the bound of
-    `dmlbench.measure.neighbours` for the GQD, both computations within (3r + 5) gamma_{d+3}
-    (sum g + g_perp) (|x_q| + |y|)^2 (r span directions of unit length), with a factor 2."""
-    r = g.shape[1]
-    return 32.0 * (r + 1) * gamma(d + 3) * (np.abs(g).sum(axis=1) + np.abs(g_perp))
-
-
-def _paired_gqd(X, qs, Vs, g, g_perp):
-    """exact(i, j): d_q(y)^2 of query i of `qs` and training point j, every sum taken in a fixed
-    order (coordinates, then span directions), so that the value depends on the pair only."""
-    def exact(i, j):
-        diff = X[j] - qs[i]
-        P = np.zeros((i.size, Vs.shape[2]))
-        total = np.zeros(i.size)
-        for c in range(diff.shape[1]):
-            P += diff[:, c, None] * Vs[i, c, :]
-            total += diff[:, c] * diff[:, c]
-        P *= P
-        span, weighted, gi = np.zeros(i.size), np.zeros(i.size), g[i]
-        for a in range(P.shape[1]):
-            span += P[:, a]
-            weighted += gi[:, a] * P[:, a]
-        return weighted + g_perp[i] * (total - span)
-    return exact
 
 
 class LocalMetric(KNeighborsMethod):
@@ -150,9 +127,10 @@ class LocalMetric(KNeighborsMethod):
         self.n_features_in_ = d
         self.X_, self.y_ = X, np.unique(y, return_inverse=True)[1]
         self.classes_ = np.unique(y)
-        self._x_sq = np.einsum("ij,ij->i", X, X)
+        self._train = TrainingPoints(X)
         self._space = self._neighbourhood_space(X, "X")
-        self._stats = {"iterations": [], "gap": [], "not_converged": 0, "fallbacks": 0}
+        self._stats = {"iterations": [], "gap": [], "not_converged": 0, "fallbacks": 0,
+                       "solvers": set()}
         self._nbr_train = euclidean_kneighbors(self._space, self._space, max(self.m_grid_),
                                                exclude_self=True)[1]
         if len(self.m_grid_) == 1 and len(self.candidates_) == 1:
@@ -205,49 +183,38 @@ class LocalMetric(KNeighborsMethod):
             eps = np.where(zero, eps, eps * scale)
         return eps
 
-    def _solve(self, Z: np.ndarray, eps: np.ndarray) -> mvce.MVCEResult:
+    def _solve(self, Z: np.ndarray, eps: np.ndarray) -> tuple[mvce.MVCEResult, np.ndarray]:
+        """The metric's matrix for each neighbourhood, and the tie band its accuracy allows."""
         if self.weighting == "uniform":
-            return mvce.regularised_covariance(Z, eps)
-        res = mvce.titterington(Z, eps, tol=self.tol, max_iter=self.max_iter)
+            return mvce.regularised_covariance(Z, eps), np.full(Z.shape[0], TIE_RTOL)
+        res = mvce.solve(Z, eps, tol=self.tol, max_iter=self.max_iter, solver=self.solver)
         self._stats["iterations"].append(res.n_iter)
         self._stats["gap"].append(res.gap)
         self._stats["not_converged"] += int((~res.converged).sum())
-        return res
+        self._stats["solvers"].add(res.solver)
+        return res, certified_band(np.maximum(res.gap, self.tol))
 
     def _search(self, Q: np.ndarray, nbr: np.ndarray, m: int, cands: list[int], depth: int,
                 exclude: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each candidate in `cands`, the `depth` nearest training points of every query of
-        Q under its own GQD (neighbourhood: the first m columns of `nbr`); `exclude[i]` is a
-        training index left out for query i (leave-one-out)."""
-        X, n, d = self.X_, self.X_.shape[0], self.X_.shape[1]
-        r = min(m, d)
+        Q under its own GQD (neighbourhood: the first m columns of `nbr`), in the order of the
+        tie rule (`dmlbench.measure.local_neighbours`); `exclude[i]` is a training index left
+        out for query i (leave-one-out)."""
+        X, d = self.X_, self.X_.shape[1]
         q = Q.shape[0]
         out = [(np.empty((q, depth)), np.empty((q, depth), dtype=np.int64)) for _ in cands]
         batch = max(1, min(MVCE_BATCH, MAX_BLOCK_BYTES // (8 * m * d)))
-        rows = max(1, MAX_BLOCK_BYTES // (8 * n * (2 * r + 3)))
         for start in range(0, q, batch):
             sl = slice(start, min(start + batch, q))
-            Qb = Q[sl]
-            Z = X[nbr[sl, :m]] - Qb[:, None, :]
+            Z = X[nbr[sl, :m]] - Q[sl][:, None, :]
             eps = self._eps(Z)
-            lam, V = self._solve(Z, eps).eigh()
-            gains = [self._gains(lam, eps, d, self.candidates_[c]) for c in cands]
-            for s0 in range(0, Qb.shape[0], rows):
-                sub = slice(s0, min(s0 + rows, Qb.shape[0]))
-                qs, Vs = Qb[sub], V[sub]
-                S2 = (np.swapaxes(Vs, 1, 2) @ X.T - np.einsum("bdr,bd->br", Vs, qs)[:, :, None]) ** 2
-                rest = (self._x_sq[None, :] - 2.0 * qs @ X.T + np.einsum("bd,bd->b", qs, qs)[:, None]
-                        - S2.sum(axis=1))
-                for c, (g, g_perp) in enumerate(gains):
-                    d2 = np.einsum("br,brn->bn", g[sub], S2) + g_perp[sub, None] * rest
-                    if exclude is not None:
-                        d2[np.arange(d2.shape[0]), exclude[sl][sub]] = np.inf
-                    dist, ind = nearest_within_band(
-                        d2, gqd_error(g[sub], g_perp[sub], d), np.einsum("bd,bd->b", qs, qs),
-                        self._x_sq, depth, _paired_gqd(X, qs, Vs, g[sub], g_perp[sub]),
-                        8 * (3 * d + 3 * r + 4))
-                    glob = slice(start + s0, start + s0 + dist.shape[0])
-                    out[c][0][glob], out[c][1][glob] = dist, ind
+            res, band = self._solve(Z, eps)
+            lam, V = res.eigh()
+            for c, cand in enumerate(cands):
+                g, g_perp = self._gains(lam, eps, d, self.candidates_[cand])
+                found = search(self._train, Q[sl], V, g, g_perp, depth, band,
+                               None if exclude is None else exclude[sl])
+                out[c][0][sl], out[c][1][sl] = found
         return out
 
     def _query_neighbourhoods(self, Q: np.ndarray, m: int) -> np.ndarray:
@@ -305,7 +272,8 @@ class LocalMetric(KNeighborsMethod):
             info.update(mvce_iterations_mean=float(iters.mean()),
                         mvce_iterations_max=int(iters.max()),
                         mvce_gap_max=float(np.concatenate(self._stats["gap"]).max()),
-                        mvce_not_converged=int(self._stats["not_converged"]))
+                        mvce_not_converged=int(self._stats["not_converged"]),
+                        mvce_solver="+".join(sorted(self._stats["solvers"])))
         if self.eps_scale == "relative":
             info["relative_eps_fallbacks"] = int(self._stats["fallbacks"])
         return info
@@ -330,13 +298,15 @@ def gqd_gains(lam: np.ndarray, eps: np.ndarray, d: int, form: str, rank: int | N
 POSITIVE_INT = Interval(Integral, 1, None)
 #: constraints of the parameters every local metric has
 LOCAL = {"m": [Interval(Integral, 2, None), None],
-         "m_grid": [Grid(Interval(Integral, 2, None)), None], "grid_size": [POSITIVE_INT], "k_select": [Grid(POSITIVE_INT)],
+         "m_grid": [Grid(Interval(Integral, 2, None)), None], "grid_size": [POSITIVE_INT],
+         "k_select": [Grid(POSITIVE_INT)],
          "eps": [Interval(Real, 0, None, closed="neither")], "eps_scale": [Options(EPS_SCALES)],
          "neighbourhood": [Options(NEIGHBOURHOODS)],
          "max_selection_queries": [POSITIVE_INT, None],
          "random_state": [Interval(Integral, 0, None), None]}
-#: the MVCE solver's (Titterington) stop: duality gap and iteration cap
-MVCE = {"tol": [Interval(Real, 0, None, closed="neither")], "max_iter": [POSITIVE_INT]}
+#: the MVCE solver (`dmlbench.solvers.mvce.solve`), its stop (duality gap) and iteration cap
+MVCE = {"solver": [Options(mvce.SOLVERS)], "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [POSITIVE_INT, None]}
 GQD = {"form": [Options(FORMS)], "rank": [POSITIVE_INT, None],
        "rank_grid": [Grid(POSITIVE_INT, None), None]}
 
@@ -353,7 +323,8 @@ class _GQDMetric(LocalMetric):
 @register("rmvem")
 class RMVEM(_GQDMetric):
     """RMVEM (Abou-Moustafa 2017, Alg. 1 + 2): A_q = the MVCE of the query's m Euclidean nearest
-    training points (Titterington, fixed centre x_q, regulariser eps = 1e-4 as in the paper);
+    training points (fixed centre x_q, regulariser eps = 1e-4 as in the paper; `solver` as in
+    `dmlbench.solvers.mvce.solve`, Alg. 2 is "titterington", to gap `tol`);
     GQD with A_q (form='literal', as printed; default) or A_q^{-1} (form='inverse'); optional
     rank truncation (`rank`, or `rank_grid` to select it with m). m is chosen per k of `k_select`
     on the leave-one-out training error over `m_grid` (default d+1..3d, see the module notes),
@@ -364,12 +335,12 @@ class RMVEM(_GQDMetric):
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=1e-4,
                  eps_scale="absolute", form="literal", rank=None, rank_grid=None,
-                 neighbourhood="euclidean", tol=1e-3, max_iter=2000, max_selection_queries=None,
-                 random_state=None):
+                 neighbourhood="euclidean", solver="auto", tol=1e-9, max_iter=None,
+                 max_selection_queries=None, random_state=None):
         self.m, self.m_grid, self.grid_size, self.k_select = m, m_grid, grid_size, k_select
         self.eps, self.eps_scale, self.form, self.rank = eps, eps_scale, form, rank
-        self.rank_grid, self.neighbourhood, self.tol, self.max_iter = (rank_grid, neighbourhood,
-                                                                       tol, max_iter)
+        self.rank_grid, self.neighbourhood = rank_grid, neighbourhood
+        self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.max_selection_queries, self.random_state = max_selection_queries, random_state
 
 
@@ -421,12 +392,12 @@ class MiniVenn(LocalMetric):
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=0.1,
                  eps_scale="absolute", rho=None, rho_grid=(0.0, 0.25, 0.5, 0.75, 1.0), tau=0.05,
-                 tau_grid=None, neighbourhood="cosine", tol=1e-3, max_iter=2000,
+                 tau_grid=None, neighbourhood="cosine", solver="auto", tol=1e-9, max_iter=None,
                  max_selection_queries=None, random_state=None):
         self.m, self.m_grid, self.grid_size, self.k_select = m, m_grid, grid_size, k_select
         self.eps, self.eps_scale, self.rho, self.rho_grid = eps, eps_scale, rho, rho_grid
         self.tau, self.tau_grid, self.neighbourhood = tau, tau_grid, neighbourhood
-        self.tol, self.max_iter = tol, max_iter
+        self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.max_selection_queries, self.random_state = max_selection_queries, random_state
 
     def _grids(self):

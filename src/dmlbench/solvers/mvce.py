@@ -1,5 +1,7 @@
-"""Minimum-volume covering ellipsoid (MVCE) with a fixed centre: Titterington's algorithm, batched
-and in the span of the points, and a CVXPY reference.
+"""Minimum-volume covering ellipsoid (MVCE) with a fixed centre: one entry point `solve` over two
+solvers, an interior-point Newton method (`newton`, `dmlbench.solvers.mvce_newton`) and
+Titterington's algorithm (`titterington`), both batched and in the span of the points, and a
+CVXPY reference.
 
 Problem (Abou-Moustafa 2017, eq. 4 with the centre fixed at the query, Alg. 2): the rows z_j of
 Z are the m neighbours minus the centre, and
@@ -11,8 +13,14 @@ w_j > 0 and delta_j <= sum_i w_i delta_i elsewhere (KKT). For any w in the simpl
 `gap` = max_j delta_j - sum_j w_j delta_j bounds the log-det shortfall from above (concavity),
 so it is a certificate and the stopping rule.
 
-Deviations from Alg. 2 as printed (docs/architecture.md, section 6), both measured in the tests and the
-report: (1) the update is w_j <- w_j delta_j / sum_i w_i delta_i, not w_j delta_j / d; with
+Solvers: Titterington's multiplicative update (Alg. 2) converges linearly and, when m > d (the
+m grid of RMVEM, d+1..3d), needs hundreds to thousands of iterations to a gap of 1e-7; the
+Newton method needs about 8 steps whatever m and d, so `solve(solver="auto")` uses it when
+m > d and Titterington (which certifies the near-uniform optimum in one or two iterations)
+when m <= d. `benchmarks/mvce_speed.py` measures both against CVXPY.
+
+Deviations of Titterington's algorithm from Alg. 2 as printed (docs/architecture.md, section 6), both
+measured in the tests and the report: (1) the update is w_j <- w_j delta_j / sum_i w_i delta_i, not w_j delta_j / d; with
 eps > 0, sum_i w_i delta_i = r - eps tr(A_r^{-1}) < d (r = rank of Z), so the printed update
 leaves the simplex and, when m < d, converges to a shrunken ellipsoid (`update="printed"`
 keeps it available, stopping on ||w(t) - w(t+1)|| <= tol as the paper does). (2) The stopping
@@ -32,7 +40,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import mvce_newton
+
 UPDATES = ("normalised", "printed")
+SOLVERS = ("auto", "newton", "titterington")
+#: Titterington iterations `solve(solver="auto")` tries first when m <= d
+AUTO_TITTERINGTON = 10
 
 
 @dataclass
@@ -41,7 +54,8 @@ class MVCEResult:
 
     `weights` (b, m), `logdet` (b,) = log det A at `weights`, `gap` (b,) = max_j delta_j -
     sum_j w_j delta_j, `n_iter` (b,), `converged` (b,), `eps` (b,). `coords` (b, m, r) and
-    `basis` (b, d, r) or None (identity) hold Z = coords @ basis^T.
+    `basis` (b, d, r) or None (identity) hold Z = coords @ basis^T. `solver` names the
+    algorithm that produced the weights.
     """
 
     weights: np.ndarray
@@ -54,6 +68,7 @@ class MVCEResult:
     basis: np.ndarray | None
     n_features: int
     batched: bool = True
+    solver: str = "titterington"
 
     def _out(self, value):
         return value if self.batched else value[0]
@@ -169,17 +184,42 @@ def _deltas(C: np.ndarray, w: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, 
     return np.einsum("brm,brm->bm", S, S), logdet
 
 
-def _result(C, Q, d, w, eps, n_iter, converged, batched) -> MVCEResult:
+def _result(C, Q, d, w, eps, n_iter, converged, batched, solver="titterington",
+            tol=None) -> MVCEResult:
+    """The result at weights w, its log det and gap evaluated here (the certificate);
+    `converged=None` means gap <= tol."""
     delta, logdet_r = _deltas(C, w, eps)
     r = C.shape[2]
     logdet = logdet_r + (d - r) * np.log(eps)
     gap = delta.max(axis=1) - np.einsum("bm,bm->b", w, delta)
+    if converged is None:
+        converged = gap <= tol
     res = MVCEResult(w, logdet, gap, np.asarray(n_iter), np.asarray(converged), eps, C, Q, d,
-                     batched)
-    if not batched:
-        for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps"):
-            setattr(res, name, getattr(res, name)[0])
+                     True, solver)
+    return res if batched else _unbatched(res)
+
+
+def _batched(res: MVCEResult) -> MVCEResult:
+    """The result of one problem as a batch of one."""
+    res.batched = True
+    for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps"):
+        setattr(res, name, np.asarray(getattr(res, name))[None])
     return res
+
+
+def _unbatched(res: MVCEResult) -> MVCEResult:
+    """The result of a batch of one as the result of one problem."""
+    res.batched = False
+    for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps"):
+        setattr(res, name, getattr(res, name)[0])
+    return res
+
+
+def _check_stopping(tol, max_iter) -> None:
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0, got {tol}")
+    if int(max_iter) < 0:
+        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
 
 
 def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
@@ -198,10 +238,7 @@ def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
     """
     if update not in UPDATES:
         raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol}")
-    if int(max_iter) < 0:
-        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+    _check_stopping(tol, max_iter)
     Z, eps, batched = _check(Z, eps)
     b, m, d = Z.shape
     C, Q = span_coordinates(Z)
@@ -241,6 +278,56 @@ def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
     return _result(C, Q, d, w, eps, n_iter, converged, batched)
 
 
+def newton(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 100) -> MVCEResult:
+    """Solve the fixed-centre MVCE problem for Z (m, d) or a batch Z (b, m, d) by the
+    primal-dual interior-point method of `dmlbench.solvers.mvce_newton` (Newton steps on the m
+    weights, Mehrotra predictor-corrector), until `gap` <= `tol` or `max_iter` Newton steps.
+    About 8-12 steps to a gap of 1e-9 from the uniform start whatever m and d (superlinear
+    convergence), each costing O(m r^2 + m^2 r + m^3), r = min(m, d); `n_iter` counts them."""
+    _check_stopping(tol, max_iter)
+    Z, eps, batched = _check(Z, eps)
+    b, m, d = Z.shape
+    C, Q = span_coordinates(Z)
+    w, n_iter = mvce_newton.interior_point(C, eps, tol, max_iter)
+    return _result(C, Q, d, w, eps, n_iter, None, batched, "newton", tol)
+
+
+def solve(Z, eps=1e-4, tol: float = 1e-7, max_iter: int | None = None,
+          solver: str = "auto") -> MVCEResult:
+    """The fixed-centre MVCE of Z (m, d) or of a batch Z (b, m, d), to duality gap `tol`.
+
+    `solver`: "newton" (interior point, `newton`), "titterington" (Alg. 2 of Abou-Moustafa 2017,
+    normalised, `titterington`), or "auto": Newton when m > d, where Titterington's linear
+    convergence needs thousands of iterations; when m <= d, where the uniform start is within
+    about eps of the optimum, at most `AUTO_TITTERINGTON` Titterington iterations (cheaper than
+    one Newton step, and enough unless the neighbours are nearly linearly dependent), then Newton
+    for the problems they leave unconverged (measured in `benchmarks/mvce_speed.py`). `max_iter`
+    defaults to the chosen solver's own (100 Newton steps, 10000 Titterington iterations). The
+    result's `solver` says which ran ("titterington+newton": some problems needed both).
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if solver == "newton":
+        return newton(Z, eps, tol=tol, max_iter=100 if max_iter is None else max_iter)
+    if solver == "titterington":
+        return titterington(Z, eps, tol=tol, max_iter=10000 if max_iter is None else max_iter)
+    shape = np.shape(Z)
+    if len(shape) in (2, 3) and shape[-2] > shape[-1]:
+        return newton(Z, eps, tol=tol, max_iter=100 if max_iter is None else max_iter)
+    first = titterington(Z, eps, tol=tol, max_iter=AUTO_TITTERINGTON)
+    batched = first.batched
+    first = first if batched else _batched(first)
+    rest = np.flatnonzero(~first.converged)
+    if rest.size == 0:
+        return first if batched else _unbatched(first)
+    second = newton(first.neighbours()[rest], first.eps[rest], tol=tol,
+                    max_iter=100 if max_iter is None else max_iter)
+    w, n_iter = first.weights.copy(), first.n_iter.copy()
+    w[rest], n_iter[rest] = second.weights, n_iter[rest] + second.n_iter
+    return _result(first.coords, first.basis, first.n_features, w, first.eps, n_iter, None,
+                   batched, "titterington+newton", tol)
+
+
 def regularised_covariance(Z, eps=1e-4) -> MVCEResult:
     """Uniform weights w = 1/m: A = (1/m) Z^T Z + eps I, the regularised local covariance of
     RMLE (Abou-Moustafa 2017, eq. 6; Alg. 2 at t = 0). `gap` says how far it is from the MVCE."""
@@ -248,15 +335,29 @@ def regularised_covariance(Z, eps=1e-4) -> MVCEResult:
     b, m, d = Z.shape
     C, Q = span_coordinates(Z)
     return _result(C, Q, d, np.full((b, m), 1.0 / m), eps, np.zeros(b, dtype=np.int64),
-                   np.ones(b, dtype=bool), batched)
+                   np.ones(b, dtype=bool), batched, "uniform")
 
 
-def cvxpy_reference(Z, eps=1e-4, solver: str = "CLARABEL", **solver_options) -> MVCEResult:
+#: the CVXPY solvers `cvxpy_reference` tries, in order, on each problem
+REFERENCE_SOLVERS = ("CLARABEL", "SCS")
+
+
+def cvxpy_reference(Z, eps=1e-4, solvers=REFERENCE_SOLVERS, **solver_options) -> MVCEResult:
     """The same problem solved by CVXPY (`cp.log_det` of an affine expression in w), one problem
     at a time, reduced to the span of Z (an r x r log-det, r = min(m, d)) so that large d is
     tractable; log det A = log det A_r + (d - r) log eps. `n_iter` is the solver's iteration
-    count. The solver's weights are evaluated exactly (log det, gap) after removing its
-    round-off below zero and renormalising."""
+    count; `solver` names the CVXPY solvers that produced the weights ("cvxpy:CLARABEL").
+
+    Conditioning: raw features on very different scales give A eigenvalues from eps to 1e4 and
+    more, where Clarabel fails or stops far from the optimum (segment, wdbc, ionosphere). A
+    common scale s (s Z, s^2 eps) leaves the condition number unchanged, so the problem is posed
+    in the congruent form P^T A(w) P with P = A(1/m)^{-1/2} (the uniform weights' matrix, not our
+    solution: the reference stays independent), which is affine in w, has the same maximiser and
+    log det shifted by log det A(1/m); measured, it solves every such problem with log det
+    10-1000 times closer to the optimum. Each problem is tried with the solvers of `solvers` in
+    turn (a failure or a non-optimal status moves to the next); `ValueError` if none solves it.
+    The solver's weights are evaluated exactly (log det, gap) after removing its round-off
+    below zero and renormalising."""
     import cvxpy as cp
 
     Z, eps, batched = _check(Z, eps)
@@ -266,15 +367,30 @@ def cvxpy_reference(Z, eps=1e-4, solver: str = "CLARABEL", **solver_options) -> 
     w_out = np.empty((b, m))
     n_iter = np.zeros(b, dtype=np.int64)
     ok = np.zeros(b, dtype=bool)
+    used = []
     for i in range(b):
+        lam, U = np.linalg.eigh(C[i].T @ C[i] / m + eps[i] * np.eye(r))
+        P = U / np.sqrt(lam)
         w = cp.Variable(m, nonneg=True)
-        A = C[i].T @ cp.diag(w) @ C[i] + eps[i] * np.eye(r)
+        A = (C[i] @ P).T @ cp.diag(w) @ (C[i] @ P) + eps[i] * (P.T @ P)
         problem = cp.Problem(cp.Maximize(cp.log_det((A + A.T) / 2)), [cp.sum(w) == 1])
-        problem.solve(solver=solver, **solver_options)
-        if w.value is None:
-            raise ValueError(f"CVXPY ({solver}) found no solution for problem {i}: {problem.status}")
+        errors = []
+        for solver in solvers:
+            try:
+                problem.solve(solver=solver, **solver_options)
+            except cp.error.SolverError as exc:
+                errors.append(f"{solver}: {exc}")
+                continue
+            if w.value is not None and problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+                break
+            errors.append(f"{solver}: status {problem.status}")
+        else:
+            raise ValueError(f"CVXPY found no solution for problem {i} (m = {m}, d = {d}): "
+                             + "; ".join(errors))
         value = np.maximum(np.asarray(w.value, dtype=float), 0.0)
         w_out[i] = value / value.sum()
         n_iter[i] = problem.solver_stats.num_iters or 0
         ok[i] = problem.status == cp.OPTIMAL
-    return _result(C, Q, d, w_out, eps, n_iter, ok, batched)
+        used.append(solver)
+    names = "+".join(sorted(set(used), key=used.index))
+    return _result(C, Q, d, w_out, eps, n_iter, ok, batched, f"cvxpy:{names}")

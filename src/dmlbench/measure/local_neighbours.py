@@ -1,0 +1,179 @@
+"""Nearest training points under one quadratic metric per query, with a stated tie rule.
+
+Query q_i has its own metric d_i(y)^2 = (y - q_i)^T M_i (y - q_i), given spectrally:
+M_i = V_i diag(g_i) V_i^T + g_perp_i (I - V_i V_i^T), V_i (d x r) orthonormal (the local GQD
+metrics of `dmlbench.methods.local`). Distances to all n training points are first computed
+fast and approximately, then exactly for the candidates that can reach the answer:
+
+- fast: either a Gram form, one matrix product for a block of queries, (y^T M y, from the
+  precomputed products y_a y_b, - 2 y^T M q + q^T M q; used when d (d + 1) / 2 <= 2 d r and the
+  products fit in memory), or the span form sum_k g_k (v_k^T (y - q))^2 + g_perp |y - q|^2_perp.
+  Both come with a rigorous floating-point error bound (Higham, Accuracy and Stability of
+  Numerical Algorithms, 2nd ed., sect. 3.1: |fl(a^T b) - a^T b| <= gamma_n |a|^T |b|).
+- exact: (y - q) projected on V: sum_k g_k p_k^2 + g_perp |(y - q) - V p|^2, computed the same
+  way for a pair whatever the other queries or training points, so results do not depend on
+  batching or chunking.
+
+Tie rule (the order is defined at the metric's resolution `band`, a relative tolerance on
+squared distances): sorted by exact squared distance, the smallest remaining value v opens a
+group holding every value <= v (1 + band); a group counts as tied, is ordered by Euclidean
+distance |y - q|, then by training index, and all its members report the distance sqrt(v).
+With MVCE weights, `certified_band(gap)` is the band the solver's duality gap certifies: every
+squared GQD distance (literal A or inverse A^{-1}) lies within a factor [x_lo, x_hi] of its value
+at the optimum, so values further apart than x_hi / x_lo keep their order at the optimum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .neighbours import MAX_BLOCK_BYTES
+
+#: the narrowest tie band (relative, on squared distances); used as is without a solver
+TIE_RTOL = 1e-4
+#: at most this many bytes for the training points' pairwise products (Gram form)
+GRAM_BYTES = 4 * MAX_BLOCK_BYTES
+_EPS = np.finfo(float).eps
+
+
+def certified_band(gap) -> np.ndarray:
+    """max(TIE_RTOL, x_hi / x_lo - 1), where log det within `gap` of the optimum bounds every
+    eigenvalue x of A*^{-1/2} A A*^{-1/2} by x - 1 - log x <= gap (the optimality of A* over the
+    convex set of feasible matrices gives tr(A*^{-1} (A - A*)) <= 0), hence
+    x_lo = 1 - sqrt(2 gap) (from -t - log(1 - t) >= t^2 / 2) and x_hi = 1 + gap + sqrt(gap^2 +
+    2 gap) (from t - log(1 + t) >= t^2 / (2 (1 + t)))."""
+    gap = np.maximum(np.asarray(gap, dtype=float), 0.0)
+    x_lo = np.maximum(1.0 - np.sqrt(2.0 * gap), 1e-300)
+    x_hi = 1.0 + gap + np.sqrt(gap * gap + 2.0 * gap)
+    return np.maximum(TIE_RTOL, x_hi / x_lo - 1.0)
+
+
+class TrainingPoints:
+    """The training points, centred (distances are translation invariant; centring shrinks the
+    error bounds), their norms, and the pairwise products y_a y_b (a <= b) for the Gram form."""
+
+    def __init__(self, X: np.ndarray):
+        self.mean = X.mean(axis=0)
+        self.X = X - self.mean
+        self.sq = np.einsum("nd,nd->n", self.X, self.X)
+        n, d = X.shape
+        self.upper = np.triu_indices(d)
+        self.gram = None
+        if n * len(self.upper[0]) * 8 <= GRAM_BYTES:
+            self.gram = self.X[:, self.upper[0]] * self.X[:, self.upper[1]]
+
+    def use_gram(self, r: int) -> bool:
+        d = self.X.shape[1]
+        return self.gram is not None and d * (d + 1) // 2 <= 2 * d * r
+
+
+def search(train: TrainingPoints, Q: np.ndarray, V: np.ndarray, g: np.ndarray,
+           g_perp: np.ndarray, depth: int, band: np.ndarray,
+           exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(dist, ind) (b, depth): the `depth` nearest training points of each query Q[i] under its
+    metric (V[i], g[i], g_perp[i]), ordered by the tie rule with relative band `band[i]`;
+    `exclude[i]` is a training index left out for query i (leave-one-out)."""
+    n, d = train.X.shape
+    b, r = g.shape
+    gram = train.use_gram(r)
+    per_row = 8 * (4 * n + 2 * d * d if gram else (2 * r + 4) * n + d * r)
+    rows = max(1, MAX_BLOCK_BYTES // per_row)
+    dist = np.empty((b, depth))
+    ind = np.empty((b, depth), dtype=np.int64)
+    Qc = Q - train.mean
+    for s0 in range(0, b, rows):
+        sl = slice(s0, min(s0 + rows, b))
+        approx, err = (_gram_form if gram else _span_form)(train, Qc[sl], V[sl], g[sl], g_perp[sl])
+        if exclude is not None:
+            approx[np.arange(approx.shape[0]), exclude[sl]] = np.inf
+        dist[sl], ind[sl] = _tie_ordered(train, Qc[sl], V[sl], g[sl], g_perp[sl], approx, err,
+                                         depth, band[sl])
+    return dist, ind
+
+
+def _common_error(train, Q, g, g_perp):
+    """A bound on the round-off shared by both forms and by `exact_squared` (forming the
+    metric from V and g, projecting y - q on V, squaring and summing): a modest multiple of
+    (d + r) eps max|gain| (|y| + |q|)^2."""
+    d, r = train.X.shape[1], g.shape[1]
+    top = np.maximum(np.abs(g).max(axis=1), np.abs(g_perp))
+    norm = np.sqrt(train.sq)[None, :] + np.linalg.norm(Q, axis=1)[:, None]
+    return 8.0 * (d + r + 8) * (r + 2) * _EPS * top[:, None] * norm * norm
+
+
+def _gram_form(train, Q, V, g, g_perp):
+    """y^T M y - 2 y^T M q + q^T M q for all training points y, and its error bound."""
+    d = train.X.shape[1]
+    M = (V * (g - g_perp[:, None])[:, None, :]) @ np.swapaxes(V, 1, 2)
+    M[:, np.arange(d), np.arange(d)] += g_perp[:, None]
+    a, c = train.upper
+    weights = M[:, a, c] * np.where(a == c, 1.0, 2.0)
+    Mq = np.einsum("bde,be->bd", M, Q)
+    q_sq = np.einsum("bd,bd->b", Q, Q)
+    approx = weights @ train.gram.T - 2.0 * (Mq @ train.X.T) + (Mq * Q).sum(axis=1)[:, None]
+    # the products' terms: |M_ab y_a y_b| sum to <= ||M||_F |y|^2, |y_a (Mq)_a| to <= |y| |Mq|
+    fro = np.sqrt(np.einsum("bde,bde->b", M, M))
+    gamma = 2.0 * (a.size + 2 * d + 8) * _EPS
+    err = gamma * (fro[:, None] * (train.sq[None, :] + q_sq[:, None])
+                   + 2.0 * np.sqrt(train.sq)[None, :] * np.linalg.norm(Mq, axis=1)[:, None])
+    return approx, err + _common_error(train, Q, g, g_perp)
+
+
+def _span_form(train, Q, V, g, g_perp):
+    """sum_k (g_k - g_perp) (v_k^T y - v_k^T q)^2 + g_perp |y - q|^2 for all training points y
+    (the Euclidean part expanded), and its error bound."""
+    S = np.swapaxes(V, 1, 2) @ train.X.T - np.einsum("bdr,bd->br", V, Q)[:, :, None]
+    approx = np.einsum("br,brn->bn", g - g_perp[:, None], S * S)
+    q_sq = np.einsum("bd,bd->b", Q, Q)
+    approx += g_perp[:, None] * (train.sq[None, :] - 2.0 * (Q @ train.X.T) + q_sq[:, None])
+    return approx, _common_error(train, Q, g, g_perp)
+
+
+def exact_squared(train, Q, V, g, g_perp, cand):
+    """Squared metric and Euclidean distances of the training points `cand` (b, w) to each
+    query: the difference projected on V, the rest measured directly (no cancellation)."""
+    diff = train.X[cand] - Q[:, None, :]
+    P = diff @ V
+    perp = diff - P @ np.swapaxes(V, 1, 2)
+    d2 = (np.einsum("br,bwr->bw", g, P * P)
+          + g_perp[:, None] * np.einsum("bwd,bwd->bw", perp, perp))
+    return np.maximum(d2, 0.0), np.einsum("bwd,bwd->bw", diff, diff)
+
+
+def _tie_ordered(train, Q, V, g, g_perp, approx, err, depth, band):
+    n = approx.shape[1]
+    lower = approx - err
+    kth = np.partition(approx + err, depth - 1, axis=1)[:, depth - 1]
+    # every point of the groups up to the depth-th has exact value <= kth (1 + band)
+    inside = lower <= (kth * (1.0 + band))[:, None]
+    width = int(inside.sum(axis=1).max())
+    cand = (np.argpartition(lower, width - 1, axis=1)[:, :width] if width < n
+            else np.broadcast_to(np.arange(n), approx.shape).copy())
+    valid = np.take_along_axis(inside, cand, axis=1)
+    d2, e2 = _exact_in_blocks(train, Q, V, g, g_perp, cand)
+    d2 = np.where(valid, d2, np.inf)
+    order = np.lexsort((cand, d2), axis=1)
+    d2, e2, cand = (np.take_along_axis(a, order, axis=1) for a in (d2, e2, cand))
+    group = np.zeros(d2.shape, dtype=np.int64)
+    anchor = d2[:, 0].copy()
+    value = np.empty_like(d2)
+    value[:, 0] = anchor
+    for j in range(1, width):
+        opens = d2[:, j] > anchor * (1.0 + band)
+        anchor = np.where(opens, d2[:, j], anchor)
+        group[:, j] = group[:, j - 1] + opens
+        value[:, j] = anchor
+    final = np.lexsort((cand, e2, group), axis=1)[:, :depth]
+    return (np.sqrt(np.take_along_axis(value, final, axis=1)),
+            np.take_along_axis(cand, final, axis=1))
+
+
+def _exact_in_blocks(train, Q, V, g, g_perp, cand):
+    b, width = cand.shape
+    d = train.X.shape[1]
+    rows = max(1, MAX_BLOCK_BYTES // (8 * width * 3 * d))
+    d2, e2 = np.empty(cand.shape), np.empty(cand.shape)
+    for s in range(0, b, rows):
+        sl = slice(s, s + rows)
+        d2[sl], e2[sl] = exact_squared(train, Q[sl], V[sl], g[sl], g_perp[sl], cand[sl])
+    return d2, e2
