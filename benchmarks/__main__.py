@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 #: (script, its arguments in a full run, in a quick run)
 BENCHMARKS = {
     "mvce_speed": ([], ["--quick"]),
+    "local_speed": ([], ["--quick"]),
     "nca_speed": (["--parts", "digits,scaling"], ["--quick", "--parts", "digits,scaling"]),
     "dml_eig_speed": ([], ["--quick"]),
     "move_speed": ([], ["--quick"]),
