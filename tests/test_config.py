@@ -86,6 +86,18 @@ def test_max_splits_runs_the_first_splits_of_a_method_only():
             == config.job_spec(full, "iris", "lmnn", [1])["parent_key"])
 
 
+def test_max_splits_per_data_set_limits_only_the_named_sets():
+    cfg = copy.deepcopy(GOOD)
+    cfg["methods"]["lmnn"]["max_splits"] = {"wine": 1}
+    jobs = check(cfg)
+    splits = {ds: sorted(s for j in config.jobs(jobs) if j.method == "lmnn" and j.dataset == ds
+                         for s in j.splits) for ds in ("iris", "wine")}
+    assert splits == {"iris": [0, 1, 2, 3], "wine": [0]}
+    cfg["methods"]["lmnn"]["max_splits"] = {"glass": 1}
+    with pytest.raises(config.ConfigError, match=r"methods\.lmnn\.max_splits.*'glass'"):
+        check(cfg)
+
+
 def test_parent_key_changes_with_method_params_only_for_that_method():
     a = check(copy.deepcopy(GOOD))
     changed = copy.deepcopy(GOOD)

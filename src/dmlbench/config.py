@@ -131,10 +131,13 @@ def check(config: dict) -> dict:
             run_job.reduction_settings(name, entry.get("hubness_reduction"))
         except ValueError as err:
             raise ConfigError(f"methods.{label}.hubness_reduction", str(err)) from None
-        for ds in entry.get("datasets", []):
-            if ds not in config["datasets"]:
-                raise ConfigError(f"methods.{label}.datasets",
-                                  f"'{ds}' is not a data-set label of this config")
+        limits = entry.get("max_splits")
+        for key, labels in (("datasets", entry.get("datasets", [])),
+                            ("max_splits", limits if isinstance(limits, dict) else [])):
+            for ds in labels:
+                if ds not in config["datasets"]:
+                    raise ConfigError(f"methods.{label}.{key}",
+                                      f"'{ds}' is not a data-set label of this config")
     from . import studies
 
     for kind in studies.STUDIES:
@@ -244,12 +247,22 @@ def splits_per_job(config: dict, method: str) -> int | None:
     return entry.get("splits_per_job", config.get("splits_per_job"))
 
 
+def max_splits(entry: dict, dataset: str, n: int) -> int:
+    """The splits a method entry runs on a data set of n splits (`max_splits`: a number for
+    every data set, or a mapping from data-set labels to numbers)."""
+    limit = entry.get("max_splits", n)
+    if isinstance(limit, dict):
+        limit = limit.get(dataset, n)
+    return min(n, limit)
+
+
 def jobs(config: dict) -> list[Job]:
     """Every job of the benchmark. A job runs `splits_per_job` splits of one (data set, method)
     in one process (default: all of them), which saves the ~3 s interpreter start-up per split.
     Leave-one-out has one split per sample: their number is the registry's n of the data set.
     A method's `max_splits` runs only the first splits of each data set (a slow method on a
-    protocol with many repeats); its parent run then aggregates that many."""
+    protocol with many repeats), or of the data sets it maps to a number; its parent run then
+    aggregates that many."""
     from .data import registry as data_registry
 
     out = []
@@ -260,7 +273,7 @@ def jobs(config: dict) -> list[Job]:
         for m, entry in config["methods"].items():
             if "datasets" in entry and ds not in entry["datasets"]:
                 continue
-            n_run = min(n, entry.get("max_splits", n))
+            n_run = min(n, max_splits(entry, ds, n))
             size = splits_per_job(config, m) or n_run
             for part, start in enumerate(range(0, n_run, size)):
                 out.append(Job(ds, m, part, tuple(range(start, min(start + size, n_run)))))
