@@ -132,6 +132,36 @@ def test_scoreboard_counts_cells_and_lists_claims(tmp_path):
     assert "a/index.html" in page and "b/index.html" in page and "held" in page
 
 
+def test_scoreboard_counts_each_variant_of_a_table_apart(tmp_path):
+    """One report runs Shigeto's Table 3(a) under two readings of an open choice: a row per
+    variant, and the totals take, per table, the variant with more cells within."""
+    from dmlbench.report import scoreboard
+
+    folder = tmp_path / "r"
+    (folder / "tables").mkdir(parents=True)
+    (folder / "index.html").write_text("<html></html>")
+    cell = {"table": "shigeto-2017_table3a", "metric": "accuracy_pct", "setting": "",
+            "paper ±": np.nan, "ours ±": 1.0, "method": "original metric", "splits": 4}
+    rows = [{**cell, "variant": "x", "data set": "iris", "paper": 97.2, "ours": 97.8,
+             "difference": 0.6, "reproduced": True},
+            {**cell, "variant": "y", "data set": "iris", "paper": 97.2, "ours": 90.0,
+             "difference": -7.2, "reproduced": False},
+            {**cell, "variant": "y", "data set": "wine", "paper": 98.1, "ours": 90.0,
+             "difference": -8.1, "reproduced": False},
+            # a cell without a verdict turns the column into 1.0 / 0.0 / NaN
+            {**cell, "variant": "x", "data set": "wine", "paper": 98.1, "ours": 98.0,
+             "difference": -0.1, "reproduced": None}]
+    pd.DataFrame(rows).to_csv(folder / "tables" / "paper_0_shigeto-2017_table3a.csv")
+    scoreboard.write(tmp_path)
+    counts = pd.read_csv(tmp_path / "scoreboard.csv", index_col=0)
+    x, y = counts.loc["shigeto-2017_table3a [x]"], counts.loc["shigeto-2017_table3a [y]"]
+    assert (x["compared"], x["within"], x["no verdict"]) == (2, 1, 1)
+    assert (y["compared"], y["within"], y["outside, ours worse"]) == (2, 0, 2)
+    total = scoreboard.totals(counts)
+    assert total["within"] == 1 and total["compared"] == 2
+    assert total["cells"] == counts["cells"].drop(["shigeto-2017_table3a [y]"]).sum()
+
+
 def test_a_tie_counts_only_when_the_claim_is_not_strict():
     p = runs({"a": {"x": 0.9, "y": 0.8}, "b": {"x": 0.9, "y": 0.7}})
     assert claims.higher_on_every_dataset(p, None, [1], "a", "b", "accuracy_k1").verdict \

@@ -118,7 +118,7 @@ def side_by_side(spec: dict, parents: pd.DataFrame) -> pd.DataFrame:
         bound = stderr if np.isfinite(stderr) else spec.get("tolerance", np.nan)
         diff = mean - float(cell["value"])
         rows.append({
-            "table": spec["table"], "metric": spec["metric"],
+            "table": spec["table"], "variant": spec.get("variant", ""), "metric": spec["metric"],
             "data set": cell["dataset"], "method": cell["method"], "setting": cell["setting"],
             "paper": float(cell["value"]), "paper ±": stderr, "ours": mean, "ours ±": std,
             "splits": int(ours.at[key, "n_splits"]) if found else 0,

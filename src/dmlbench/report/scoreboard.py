@@ -5,8 +5,10 @@ Built from the files the reports export, not from MLflow: each report's `tables/
 papers' claims with verdicts, `report/claims.py`). For every published table that any report
 compared: its cells in all, those compared, within the published standard error (or the stated
 tolerance), outside it with ours better or worse, and those not compared because the data set
-is not obtainable, needs a download, or was not run. For every claim: the verdict and evidence
-of each report that tested it.
+is not obtainable, needs a download, or was not run. A table run under several readings of a
+choice the paper leaves open (`variant` of its paper_tables entries) has a row per variant; the
+totals count, per table, the variant with the most cells within. For every claim: the verdict and
+evidence of each report that tested it.
 """
 
 from __future__ import annotations
@@ -44,14 +46,15 @@ def compared_cells(reports_dir: Path) -> pd.DataFrame:
     cells = pd.concat(frames, ignore_index=True)
     cells = cells[np.isfinite(cells["ours"].astype(float))]
     cells["setting"] = cells["setting"].fillna("").astype(str)
-    key = ["table", "metric", "data set", "method", "setting"]
-    return cells.sort_values("splits", ascending=False).drop_duplicates(key)
+    cells["variant"] = cells.get("variant", pd.Series("", index=cells.index)).fillna("").astype(str)
+    key = ["table", "variant", "metric", "data set", "method", "setting"]
+    return cells.sort_values("splits", ascending=False, kind="stable").drop_duplicates(key)
 
 
 def _outcome(row) -> str:
     if pd.isna(row["reproduced"]):
         return "no verdict"
-    if str(row["reproduced"]) == "True":
+    if str(row["reproduced"]) in ("True", "1.0"):  # a bool, or 1.0 once concatenated with NaN
         return "within"
     direction = papers.DIRECTION.get(row["metric"], 0)
     if direction == 0:
@@ -66,25 +69,39 @@ def table_counts(cells: pd.DataFrame) -> pd.DataFrame:
     no report compared."""
     rows = {}
     for table in papers.result_tables():
-        paper = table.split("_")[0]
         published = papers.published(table)
         published = published[published["value"].notna()]
         ours = cells[cells["table"] == table] if not cells.empty else pd.DataFrame(
-            columns=["metric", "data set", "method", "setting"])
-        done = set(zip(ours["metric"], ours["data set"], ours["method"], ours["setting"]))
-        counts = dict.fromkeys(COUNTS, 0)
-        counts["cells"], counts["compared"] = len(published), len(ours)
-        for outcome in (ours.apply(_outcome, axis=1) if len(ours) else []):
-            counts[outcome] += 1
-        for _, cell in published.iterrows():
-            setting = "" if pd.isna(cell["setting"]) else str(cell["setting"])
-            if (cell["metric"], cell["dataset"], cell["method"], setting) in done:
-                continue
-            where = papers.availability(paper, cell["dataset"])
-            counts[{"embedded": "not run here", "download": "needs a download",
-                    "not obtainable": "not obtainable"}[where]] += 1
-        rows[table] = counts
+            columns=["variant", "metric", "data set", "method", "setting"])
+        variants = sorted(set(ours["variant"])) or [""]
+        for variant in variants:
+            name = f"{table} [{variant}]" if variant else table
+            rows[name] = _counts(table, published, ours[ours["variant"] == variant])
     return pd.DataFrame.from_dict(rows, orient="index", columns=COUNTS)
+
+
+def _counts(table: str, published: pd.DataFrame, ours: pd.DataFrame) -> dict:
+    done = set(zip(ours["metric"], ours["data set"], ours["method"], ours["setting"]))
+    counts = dict.fromkeys(COUNTS, 0)
+    counts["cells"], counts["compared"] = len(published), len(ours)
+    for outcome in (ours.apply(_outcome, axis=1) if len(ours) else []):
+        counts[outcome] += 1
+    for _, cell in published.iterrows():
+        setting = "" if pd.isna(cell["setting"]) else str(cell["setting"])
+        if (cell["metric"], cell["dataset"], cell["method"], setting) in done:
+            continue
+        where = papers.availability(table.split("_")[0], cell["dataset"])
+        counts[{"embedded": "not run here", "download": "needs a download",
+                "not obtainable": "not obtainable"}[where]] += 1
+    return counts
+
+
+def totals(counts: pd.DataFrame) -> pd.Series:
+    """The counts summed over tables, each table once: of its variants, the one with the most
+    cells within."""
+    table = counts.index.str.replace(r" \[.*\]$", "", regex=True)
+    best = counts.assign(table=table).sort_values("within", ascending=False, kind="stable")
+    return best.drop_duplicates("table").drop(columns="table").sum()
 
 
 def claim_rows(reports_dir: Path) -> pd.DataFrame:
@@ -120,7 +137,7 @@ def write(reports_dir: str | Path) -> Path:
              "it (<code>records/</code>); <code>dmlbench report --records "
              "reports/&lt;name&gt;/records</code> rebuilds it without refitting anything.</p>"]
     if not counts.empty:
-        total = counts.sum()
+        total = totals(counts)
         parts += ["<h2>Published tables</h2>",
                   f"<p>{total['compared']} of {total['cells']} published cells compared: "
                   f"{total['within']} within the published standard error or the stated "
@@ -128,7 +145,9 @@ def write(reports_dir: str | Path) -> Path:
                   f"{total['outside, ours worse']} outside with ours worse; "
                   f"{total['not obtainable']} cells need data that cannot be had, "
                   f"{total['needs a download']} need a download, {total['not run here']} were "
-                  "not run.</p>", _table_html(counts)]
+                  "not run. A table run under several readings of a choice the paper leaves "
+                  "open has a row per reading (in brackets); the totals count the reading with "
+                  "the most cells within.</p>", _table_html(counts)]
     if not claims.empty:
         verdicts = claims["verdict"].value_counts()
         parts += ["<h2>The papers' claims</h2>",
