@@ -2,7 +2,8 @@
 `make benchmarks`). Each prints its ratios against its reference measured side by side (CVXPY,
 scikit-learn, metric-learn, the earlier algorithm); none asserts a time.
 
-    python -m benchmarks            # the issue goals' settings (about an hour on 2 cores)
+    python -m benchmarks            # the issue goals' settings (two hours or more: local_speed
+                                    # times the earlier commit too)
     python -m benchmarks --quick    # smaller sizes (minutes)
     python -m benchmarks nca_speed mvce_speed   # some of them
 
