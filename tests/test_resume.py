@@ -8,6 +8,7 @@ MLflow exactly once, and the records must equal those of the uninterrupted run (
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -75,26 +76,45 @@ def partial_files(work: Path) -> list[str]:
     return bad
 
 
-def interrupt(work: Path, env: dict, sig: int, cores: str, after_records: int) -> dict[str, float]:
-    """Start the workflow, check for partial files while it runs, send `sig` once
-    `after_records` record files exist (the oldest at least 5 s old). Returns {record: time
-    first seen}."""
-    log = open(work / "interrupted.log", "w")
+def finished_jobs(log: str) -> set[str]:
+    """Records of the run_job jobs Snakemake has reported finished in `log`: it says so only
+    after it has stored the job's metadata, so a rerun never redoes them."""
+    outputs, finished = {}, set()
+    output = None
+    for line in log.splitlines():
+        line = line.strip()
+        if line.startswith("output: results/"):
+            output = line.removeprefix("output: ")
+        elif line.startswith("jobid: ") and output is not None:
+            outputs[line.removeprefix("jobid: ")] = output
+            output = None
+        elif line.startswith("rule ") or line.startswith("localrule "):
+            output = None
+        match = re.fullmatch(r"Finished jobid: (\d+) \(Rule: run_job\)", line)
+        if match and match.group(1) in outputs:
+            finished.add(outputs[match.group(1)])
+    return finished
+
+
+def interrupt(work: Path, env: dict, sig: int, cores: str, after_jobs: int) -> set[str]:
+    """Start the workflow, check for partial files while it runs, send `sig` once Snakemake has
+    reported `after_jobs` run_job jobs finished (and some are left). Returns the records of the
+    jobs it reported finished before the signal, relative to `work`."""
+    log_path = work / "interrupted.log"
+    log = open(log_path, "w")
     proc = subprocess.Popen([SNAKEMAKE, "--cores", cores, *CONFIG], cwd=work, env=env,
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    seen: dict[str, float] = {}
+    finished: set[str] = set()
     deadline = time.monotonic() + 600
     try:
         while proc.poll() is None and time.monotonic() < deadline:
-            now = time.monotonic()
-            for path in (work / "results").rglob("part*.json"):
-                seen.setdefault(str(path), now)
+            finished = finished_jobs(log_path.read_text())
             assert not partial_files(work)
-            if len(seen) >= after_records and now - min(seen.values()) >= 5:
+            if len(finished) >= after_jobs:
                 break
-            time.sleep(0.2)
+            time.sleep(0.05)
         assert proc.poll() is None, "the workflow ended before it could be interrupted"
-        assert len(seen) < N_JOBS
+        assert len(finished) < N_JOBS, "every job finished before the workflow could be interrupted"
         if sig == signal.SIGINT:
             os.killpg(proc.pid, sig)  # Ctrl-C: the whole foreground process group
         else:
@@ -104,7 +124,7 @@ def interrupt(work: Path, env: dict, sig: int, cores: str, after_records: int) -
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
-    return seen
+    return finished
 
 
 def wait_for_orphans(work: Path, timeout: float = 300) -> None:
@@ -145,12 +165,11 @@ def test_killed_workflow_resumes_without_redoing_finished_jobs(sig, cores, tmp_p
     work = resume_project(tmp_path)
     uri = f"sqlite:///{work / 'mlruns.db'}"
     env = {**os.environ, "MLFLOW_TRACKING_URI": uri}
-    seen = interrupt(work, env, sig, cores, after_records=2)
-    killed_at = time.monotonic()
+    reported = interrupt(work, env, sig, cores, after_jobs=2)
+    finished = {work / path: (work / path).read_bytes() for path in reported}
     if sig == signal.SIGKILL:
         wait_for_orphans(work)
     assert not partial_files(work)
-    finished = {path: Path(path).read_bytes() for path, t in seen.items() if killed_at - t >= 5}
     assert finished
 
     if sig == signal.SIGKILL:  # a killed snakemake leaves its lock (it cannot tell it died)
