@@ -391,3 +391,23 @@ def test_a_first_base_metric_that_does_not_improve_the_bound_is_kept_alone():
     np.testing.assert_allclose(ours / ours.max(), ref / ref.max(), rtol=1e-9, atol=1e-12)
     assert "first_gamma_nonpositive" not in make("boostmdm_k", {"k_h": 3, "k_m": 3}).fit(
         *blobs(5, n=40, d=4)).fit_info()
+
+
+def test_a_hit_scatter_at_rounding_level_gives_no_vectors_instead_of_failing():
+    """keel-monk-2 (categorical features): after four components the hits sit on their samples
+    in the remaining null space, and the block scatter C_t came out as rounding noise with a
+    negative eigenvalue (-1e-16) larger than its ridge lam sigma_1 (3e-24): the Cholesky
+    factorisation of the right-hand matrix failed."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(40, 2))
+    w = np.full(40, 1 / 40)
+    Q = np.linalg.qr(rng.normal(size=(2, 2)))[0]
+    C_noise = Q @ np.diag([-1.1e-16, 2.8e-16]) @ Q.T
+    S = -np.diag([0.56, 0.37])
+    with pytest.raises(np.linalg.LinAlgError):  # the right-hand matrix as the paper writes it
+        scipy.linalg.eigh(S, C_noise + 1e-8 * 2.8e-16 * np.eye(2))
+    from dmlbench.methods.boost import rounding_level
+    assert rounding_level(X, w) > 2.8e-16
+    V, vals = margins.generalized_eigenvectors(S, C_noise, 1e-8, zero_below=rounding_level(X, w))
+    assert V.shape == (2, 0) and vals.size == 0
+

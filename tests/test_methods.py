@@ -214,3 +214,21 @@ def test_lda_refuses_more_features_than_points_and_accepts_badly_scaled_features
     Z = np.column_stack([Z, np.ones(len(Z))])
     P = Z @ np.linalg.pinv(Z)
     np.testing.assert_allclose(P @ R, R, atol=1e-6 * np.abs(R).max())
+
+
+def test_lmnn_gives_a_small_class_as_many_target_neighbours_as_it_has_other_points():
+    """metric-learn refuses n_neighbors = 3 when a class has 3 training points (lymphography's
+    fibrosis class in some folds); the wrapper fits with 2, as metric-learn does when told so."""
+    import metric_learn
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(20, 3)), rng.normal(size=(20, 3)) + 2,
+                   rng.normal(size=(3, 3)) - 2])
+    y = np.repeat([0, 1, 2], [20, 20, 3])
+    params = {"max_iter": 10, "min_iter": 2, "random_state": 0}
+    method = make("lmnn", {**params, "n_neighbors": 3}).fit(X, y)
+    assert method.fit_info() == {"target_neighbors": 2}
+    reference = metric_learn.LMNN(n_neighbors=2, **params).fit(X, y)
+    np.testing.assert_allclose(method.components_, reference.components_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="drop_classes_below"):
+        make("lmnn", params).fit(X[:-2], y[:-2])

@@ -40,7 +40,13 @@ def _fit_metric_learn(name: str, learner, X, y):
 
 @register("lmnn")
 class LMNN(LinearMetric):
-    """Large-margin nearest neighbour (Weinberger & Saul 2009), metric-learn's `LMNN`."""
+    """Large-margin nearest neighbour (Weinberger & Saul 2009), metric-learn's `LMNN`.
+
+    A class with at most `n_neighbors` training points (metric-learn refuses it) gets as many
+    target neighbours as it has other points: the whole fit uses min(n_neighbors, smallest
+    class - 1), recorded as `target_neighbors` (a deviation, e.g. lymphography's fibrosis class
+    with 3 training points in some folds).
+    """
 
     papers = ("am17", "sh17")
     _parameter_constraints = {
@@ -75,7 +81,16 @@ class LMNN(LinearMetric):
     def _learn_components(self, X, y):
         import metric_learn
 
-        return _fit_metric_learn("lmnn", metric_learn.LMNN(**self.get_params()), X, y)
+        smallest = int(np.unique(y, return_counts=True)[1].min())
+        if smallest < 2:
+            raise ValueError("lmnn: a class has one training point, so it has no target "
+                             "neighbour; drop it (the data set's `drop_classes_below`)")
+        self.target_neighbors_ = min(int(self.n_neighbors), smallest - 1)
+        params = {**self.get_params(), "n_neighbors": self.target_neighbors_}
+        return _fit_metric_learn("lmnn", metric_learn.LMNN(**params), X, y)
+
+    def fit_info(self) -> dict:
+        return {"target_neighbors": self.target_neighbors_}
 
 
 @register("itml")

@@ -103,6 +103,15 @@ def relative_change(L_old: np.ndarray | None, L_new: np.ndarray) -> float:
     return math.sqrt(max(diff2, 0.0) / old2) if old2 > 0 else math.inf
 
 
+def rounding_level(X: np.ndarray, w: np.ndarray) -> float:
+    """Largest eigenvalue a weighted scatter of differences of rows of X can show from rounding
+    alone: 100 m eps x its largest possible term, 4 max_i |x_i|^2 sum(w). A hit scatter C_t below
+    it is zero (hits on top of their samples in the null space of M_{t-1}, e.g. on categorical
+    features): Algorithm 1 has no direction to add."""
+    largest_term = 4.0 * float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0)) * float(np.sum(w))
+    return 100.0 * X.shape[1] * np.finfo(float).eps * largest_term
+
+
 def base_learner(X: np.ndarray, y: np.ndarray, w: np.ndarray, rule: SetRule, lam: float,
                  max_iter: int = 10, tol: float = 1e-3, prev_hits: Sets | None = None) -> BaseResult:
     """Algorithm 1 on the samples X (N x m: projections onto the null space of M_{t-1}) with
@@ -113,12 +122,14 @@ def base_learner(X: np.ndarray, y: np.ndarray, w: np.ndarray, rule: SetRule, lam
     current Q, starting from Q = I (line 6).
     """
     S_B = prev_hits.scatter(X, w) if prev_hits is not None else None
+    zero_scatter = rounding_level(X, w)
     Z, L = X, None
     changes: list[float] = []
     for it in range(1, max_iter + 1):
         hits, misses, _ = rule.sets(Z, y)
         S_A, S_C = misses.scatter(X, w), hits.scatter(X, w)
-        L_new, vals = generalized_eigenvectors(S_A - (S_C if S_B is None else S_B), S_C, lam)
+        L_new, vals = generalized_eigenvectors(S_A - (S_C if S_B is None else S_B), S_C, lam,
+                                               zero_below=zero_scatter)
         changes.append(relative_change(L, L_new))
         L = L_new
         if L.shape[1] == 0 or changes[-1] < tol:

@@ -234,24 +234,30 @@ def graph_scatter(X: np.ndarray, W) -> np.ndarray:
 
 
 def generalized_eigenvectors(S: np.ndarray, C: np.ndarray, lam: float, positive_only: bool = True,
-                             rtol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+                             rtol: float = 1e-9, zero_below: float = 0.0
+                             ) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvectors V of the pair (S, C + lam sigma_1(C) I), sorted by eigenvalue (descending),
     normalised so that V^T (C + lam sigma_1(C) I) V = I.
 
     Theorem 4 keeps those with positive eigenvalue (`positive_only`; eigenvalues below
     `rtol` x the largest magnitude count as zero): L = Pi Lambda maximises tr(L^T S L) subject to
     L^T C_reg L = I_0. The ridge lam sigma_1 I is section 3.2's regularisation, sigma_1 the
-    largest singular value of C. A zero C (every sample on top of its hits) gives no vectors.
+    largest singular value of C. A zero C (every sample on top of its hits) gives no vectors;
+    C counts as zero when sigma_1 <= `zero_below` (the caller's rounding level of the scatter).
+    C is positive semidefinite by construction: its negative eigenvalues are rounding and are
+    set to zero, so the right-hand matrix is positive definite in floating point too.
     """
     if lam <= 0:
         raise ValueError(f"lam must be > 0 (the ridge lam * sigma_1 on the right-hand matrix), "
                          f"got {lam}")
     m = S.shape[0]
     S, C = (S + S.T) / 2, (C + C.T) / 2
-    sigma1 = float(scipy.linalg.eigh(C, eigvals_only=True, subset_by_index=[m - 1, m - 1])[0])
-    if not sigma1 > 0:
+    c_vals, c_vecs = np.linalg.eigh(C)
+    sigma1 = float(c_vals[-1])
+    if not sigma1 > max(zero_below, 0.0):
         return np.zeros((m, 0)), np.zeros(0)
-    vals, vecs = scipy.linalg.eigh(S, C + lam * sigma1 * np.eye(m))
+    C_reg = (c_vecs * (np.maximum(c_vals, 0.0) + lam * sigma1)) @ c_vecs.T
+    vals, vecs = scipy.linalg.eigh(S, (C_reg + C_reg.T) / 2)
     order = np.argsort(-vals, kind="stable")
     vals, vecs = vals[order], vecs[:, order]
     if positive_only:
