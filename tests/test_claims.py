@@ -59,7 +59,17 @@ def test_reaches_reference_sooner_needs_some_variant_on_every_set():
     p = runs({"nca": {"x": 0.90, "y": 0.90}, "fast": {"x": 0.895, "y": 0.85}},
              fit={"nca": 10.0, "fast": 1.0})
     v = claims.reaches_reference_sooner(p, None, [1], ["fast"], "nca", 0.01)
-    assert v.verdict == claims.NOT_HELD and "on 1 of 2 data sets" in v.evidence
+    assert v.verdict == claims.NOT_HELD and "on 1 of the 2 data sets both ran" in v.evidence
+
+
+def test_reaches_reference_sooner_counts_only_the_data_sets_both_ran():
+    p = runs({"nca": {"x": 0.90, "y": 0.90}, "fast": {"x": 0.895}, "other": {"z": 0.8}},
+             fit={"nca": 10.0, "fast": 1.0, "other": 1.0})
+    v = claims.reaches_reference_sooner(p, None, [1], ["fast", "other"], "nca", 0.01)
+    assert v.verdict == claims.HELD
+    assert "fast: within 0.01 and faster on 1 of the 1 data sets both ran" in v.evidence
+    assert "other: no data set in common with nca" in v.evidence
+    assert "nan" not in v.evidence
 
 
 def test_a_claim_on_missing_methods_is_not_testable():
