@@ -4,7 +4,7 @@ The published tables are package data (`report/paper_tables/*.csv`, transcribed 
 columns paper, table, dataset, method, setting, metric, value, stderr). A config entry maps the
 paper's data-set and method names to our labels and names our metric; a cell "reproduces" when
 our mean lies within the published standard error of the paper's value, or within the entry's
-`tolerance` where the paper prints none.
+`tolerance` where the paper prints none (a number, or z standard errors of our mean).
 """
 
 from __future__ import annotations
@@ -115,22 +115,36 @@ def side_by_side(spec: dict, parents: pd.DataFrame) -> pd.DataFrame:
         mean = float(ours.at[key, mean_col]) * scale if found else np.nan
         std = float(ours.at[key, std_col]) * scale if found and std_col in ours.columns else np.nan
         stderr = float(cell["stderr"]) if pd.notna(cell["stderr"]) else np.nan
-        bound = stderr if np.isfinite(stderr) else spec.get("tolerance", np.nan)
+        splits = int(ours.at[key, "n_splits"]) if found else 0
+        bound, criterion = _bound(stderr, spec.get("tolerance"), std, splits)
         diff = mean - float(cell["value"])
         rows.append({
             "table": spec["table"], "variant": spec.get("variant", ""), "metric": spec["metric"],
             "data set": cell["dataset"], "method": cell["method"], "setting": cell["setting"],
             "paper": float(cell["value"]), "paper ±": stderr, "ours": mean, "ours ±": std,
-            "splits": int(ours.at[key, "n_splits"]) if found else 0,
+            "splits": splits,
             "difference": diff,
-            "criterion": ("published s.e." if np.isfinite(stderr) else
-                          ("tolerance" if np.isfinite(bound) else "none")),
+            "criterion": criterion,
             "reproduced": (bool(abs(diff) <= bound) if np.isfinite(bound) and np.isfinite(diff)
                            else None),
             "run_id": ours.at[key, "run_id"] if found else None,
             "experiment_id": ours.at[key, "experiment_id"] if found else None,
         })
     return pd.DataFrame(rows)
+
+
+def _bound(stderr: float, tolerance, std: float, splits: int) -> tuple[float, str]:
+    """The allowed |ours - paper| and its name: the published standard error; else the entry's
+    `tolerance`, a number or {ours_standard_errors: z} (z x our std / sqrt(splits))."""
+    if np.isfinite(stderr):
+        return stderr, "published s.e."
+    if isinstance(tolerance, dict):
+        z = float(tolerance["ours_standard_errors"])
+        bound = z * std / np.sqrt(splits) if splits > 1 and np.isfinite(std) else np.nan
+        return bound, f"{z:g} x our s.e."
+    if tolerance is None:
+        return np.nan, "none"
+    return float(tolerance), "tolerance"
 
 
 def summary(frame: pd.DataFrame, title: str) -> str:
