@@ -180,3 +180,19 @@ def test_a_committed_report_is_rebuilt_from_its_records(tmp_path):
         text = [c for c in table.columns if c not in numeric]
         pd.testing.assert_frame_equal(table[text], other[text], obj=name)
         assert np.allclose(table[numeric], other[numeric], rtol=1e-9, equal_nan=True), name
+
+
+def test_a_fresh_clone_with_a_committed_report_still_runs_the_benchmark(tmp_path):
+    """A fresh clone holds the published report of the benchmark (reports/<benchmark>/, committed)
+    but no results: `snakemake` must run the jobs, not say 'Nothing to be done' because the
+    report it would write is already there (what `make run` did in a clean clone)."""
+    work = copy_project(tmp_path)
+    published = work / "reports" / "smoke"
+    (published / "records").mkdir(parents=True)
+    (published / "index.html").write_text("<html>published</html>")
+    (published / "records" / "manifest.json").write_text("{}")
+    result = snakemake(work, "-n", "--configfile", "config/smoke.yaml")
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout + result.stderr
+    assert "Nothing to be done" not in out
+    assert "run_job" in out and "track" in out
