@@ -406,8 +406,8 @@ def test_a_hit_scatter_at_rounding_level_gives_no_vectors_instead_of_failing():
     S = -np.diag([0.56, 0.37])
     with pytest.raises(np.linalg.LinAlgError):  # the right-hand matrix as the paper writes it
         scipy.linalg.eigh(S, C_noise + 1e-8 * 2.8e-16 * np.eye(2))
-    from dmlbench.methods.boost import rounding_level
-    assert rounding_level(X, w) > 2.8e-16
-    V, vals = margins.generalized_eigenvectors(S, C_noise, 1e-8, zero_below=rounding_level(X, w))
+    assert margins.rounding_level(X, w) > 2.8e-16
+    V, vals = margins.generalized_eigenvectors(S, C_noise, 1e-8,
+                                               zero_below=margins.rounding_level(X, w))
     assert V.shape == (2, 0) and vals.size == 0
 

@@ -81,10 +81,12 @@ class LMNN(LinearMetric):
     def _learn_components(self, X, y):
         import metric_learn
 
-        smallest = int(np.unique(y, return_counts=True)[1].min())
+        labels, counts = np.unique(y, return_counts=True)
+        smallest = int(counts.min())
         if smallest < 2:
-            raise ValueError("lmnn: a class has one training point, so it has no target "
-                             "neighbour; drop it (the data set's `drop_classes_below`)")
+            raise ValueError(f"lmnn: class {labels[counts.argmin()]!r} has one training point, so "
+                             "it has no target neighbour; drop it (the data set's "
+                             "`drop_classes_below`)")
         self.target_neighbors_ = min(int(self.n_neighbors), smallest - 1)
         params = {**self.get_params(), "n_neighbors": self.target_neighbors_}
         return _fit_metric_learn("lmnn", metric_learn.LMNN(**params), X, y)

@@ -29,6 +29,10 @@ Choices the paper leaves open:
 - Undersampled data (N - 1 < n): the training points are first expressed in the basis of their
   centred span (PCA to N - 1 dimensions keeping every component, section 3.2) and the result is
   mapped back (Omega L_T), as the paper does; this also keeps the eigenproblems N x N.
+- A hit scatter X L_C X^T at rounding level (`solvers.margins.rounding_level`: hits on top of
+  their samples in the directions left, e.g. categorical features) counts as zero, so Algorithm 1
+  adds no direction there; its rounding-negative eigenvalues are set to zero before the ridge
+  (the paper's C + lam sigma_1 I is then not positive definite in floating point).
 - Final ordering: M_T = G G^T with G = [sqrt(alpha_t) E_{t-1} L~_t]; the paper's
   Psi Theta^{1/2} equals G up to an orthogonal factor, so ordering the eigenvectors Phi of
   G^T X(L_A - L_C)X^T G gives the paper's L_T (up to signs) without an n x n eigendecomposition.
@@ -51,6 +55,7 @@ from ..solvers.margins import (
     generalized_eigenvectors,
     graph_scatter,
     margins,
+    rounding_level,
     sample_weights,
     training_span,
 )
@@ -101,15 +106,6 @@ def relative_change(L_old: np.ndarray | None, L_new: np.ndarray) -> float:
     old2 = float(np.sum(old * old))
     diff2 = old2 + np.sum(new * new) - 2.0 * np.sum(cross * cross)
     return math.sqrt(max(diff2, 0.0) / old2) if old2 > 0 else math.inf
-
-
-def rounding_level(X: np.ndarray, w: np.ndarray) -> float:
-    """Largest eigenvalue a weighted scatter of differences of rows of X can show from rounding
-    alone: 100 m eps x its largest possible term, 4 max_i |x_i|^2 sum(w). A hit scatter C_t below
-    it is zero (hits on top of their samples in the null space of M_{t-1}, e.g. on categorical
-    features): Algorithm 1 has no direction to add."""
-    largest_term = 4.0 * float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0)) * float(np.sum(w))
-    return 100.0 * X.shape[1] * np.finfo(float).eps * largest_term
 
 
 def base_learner(X: np.ndarray, y: np.ndarray, w: np.ndarray, rule: SetRule, lam: float,

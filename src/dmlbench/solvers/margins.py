@@ -233,6 +233,15 @@ def graph_scatter(X: np.ndarray, W) -> np.ndarray:
     return (S + S.T) / 2
 
 
+def rounding_level(X: np.ndarray, w: np.ndarray) -> float:
+    """Largest eigenvalue a weighted scatter of differences of rows of X can show from rounding
+    alone: 100 m eps x its largest possible term, 4 max_i |x_i|^2 sum(w). A hit scatter C_t below
+    it is zero (hits on top of their samples in the null space of M_{t-1}, e.g. on categorical
+    features): Algorithm 1 has no direction to add (`generalized_eigenvectors(..., zero_below=)`)."""
+    largest_term = 4.0 * float(np.max(np.einsum("ij,ij->i", X, X), initial=0.0)) * float(np.sum(w))
+    return 100.0 * X.shape[1] * np.finfo(float).eps * largest_term
+
+
 def generalized_eigenvectors(S: np.ndarray, C: np.ndarray, lam: float, positive_only: bool = True,
                              rtol: float = 1e-9, zero_below: float = 0.0
                              ) -> tuple[np.ndarray, np.ndarray]:
