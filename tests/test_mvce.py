@@ -10,7 +10,7 @@ import pytest
 import mvce_reference as reference
 from dmlbench import data
 from dmlbench.measure.neighbours import euclidean_kneighbors
-from dmlbench.solvers import mvce
+from dmlbench.solvers import mvce, mvce_newton
 
 
 def problem(m, d, seed=0, b=None):
@@ -104,7 +104,7 @@ def test_kkt_conditions_at_the_solution(solver):
 
 
 @pytest.mark.parametrize("solver, m", [("titterington", 9), ("newton", 9), ("newton", 3),
-                                       ("auto", 3)])
+                                       ("auto", 3), ("newton", 30)])
 def test_batch_equals_one_by_one_with_per_problem_eps(solver, m):
     Z = problem(m, 5, seed=6, b=4)
     eps = np.array([1e-4, 1e-3, 1e-2, 1e-1])
@@ -125,6 +125,15 @@ def test_auto_falls_back_to_newton_on_dependent_neighbours():
     assert res.n_iter > mvce.AUTO_TITTERINGTON
     best = reference.logdet(Z, reference.weights(Z, 1e-4), 1e-4)
     assert abs(res.logdet - best) <= 1e-9 * abs(best)
+
+
+def test_newton_systems_fall_back_to_lu_where_cholesky_refuses():
+    # [[0, 1], [1, 0]] is symmetric but indefinite: its Cholesky factorisation fails at the
+    # first (exactly zero) pivot, so that problem is solved by LU, the other by Cholesky
+    M = np.array([[[0.0, 1.0], [1.0, 0.0]], [[4.0, 1.0], [1.0, 3.0]]])
+    R = np.array([[[1.0, 2.0], [3.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]])
+    solve = mvce_newton._factorise(M, per_problem=True)
+    np.testing.assert_allclose(solve(R), np.linalg.solve(M, R), rtol=1e-14)
 
 
 def test_printed_update_leaves_the_simplex_and_is_worse_when_m_below_d():
@@ -167,13 +176,14 @@ def test_regularised_covariance_is_uniform_weights():
     assert res.gap >= mvce.titterington(Z, eps=1e-2).gap
 
 
-@pytest.mark.parametrize("solver", ["newton", "titterington", "auto"])
-def test_degenerate_neighbourhoods(solver):
-    d = 6
+@pytest.mark.parametrize("solver, d, m", [("newton", 6, 10), ("titterington", 6, 10),
+                                          ("auto", 6, 10), ("newton", 20, 40)])
+def test_degenerate_neighbourhoods(solver, d, m):
+    # m = 40, d = 20: each problem's kernel and Newton system by its own LAPACK calls
     zero = mvce.solve(np.zeros((5, d)), eps=1e-4, solver=solver)
     assert zero.converged and zero.gap == 0 and zero.logdet == pytest.approx(d * np.log(1e-4))
     np.testing.assert_allclose(zero.weights, 0.2)
-    Z = problem(10, d, seed=12)
+    Z = problem(m, d, seed=12)
     Z[2] = 0.0          # a neighbour equal to the centre
     Z[4] = Z[3]         # a duplicated neighbour
     Z[7] = Z[8] = Z[9]  # a triplicate
