@@ -103,24 +103,31 @@ def interior_point(C: np.ndarray, eps: np.ndarray, tol: float,
     return w_out, n_iter
 
 
-def _factorise(M: np.ndarray, per_problem: bool):
-    """solve(R): M^{-1} R for the batch of SPD Newton matrices M (b, m, m). Per problem: one
-    Cholesky factorisation, reused by every solve (LU where rounding makes M indefinite);
-    batched: numpy's LU solve at each call."""
+def _factor_solve(M: np.ndarray, R: np.ndarray, per_problem: bool):
+    """(M^{-1} R, solve) for the batch of SPD Newton matrices M (b, m, m); solve(R') gives
+    M^{-1} R' for later right-hand sides. Per problem: one Cholesky factorisation (LAPACK posv,
+    which also solves for R), reused by every later solve; LU where rounding makes M
+    indefinite. Batched: numpy's LU solve at each call."""
     if not per_problem:
-        return lambda R: np.linalg.solve(M, R)
-    factors = []
-    for Mi in M:
-        L, info = lapack.dpotrf(Mi, lower=1)
-        factors.append((L,) if info == 0 else lapack.dgetrf(Mi)[:2])
+        def batched(rhs):
+            return np.linalg.solve(M, rhs)
+        return batched(R), batched
+    X, factors = np.empty_like(R), []
+    for i in range(M.shape[0]):
+        L, X[i], info = lapack.dposv(M[i], R[i], lower=1)
+        if info == 0:
+            factors.append((L,))
+        else:
+            lu, piv, X[i], _ = lapack.dgesv(M[i], R[i])
+            factors.append((lu, piv))
 
-    def solve(R):
-        out = np.empty_like(R)
+    def solve(rhs):
+        out = np.empty_like(rhs)
         for i, f in enumerate(factors):
-            out[i] = (lapack.dpotrs(f[0], R[i], lower=1) if len(f) == 1
-                      else lapack.dgetrs(f[0], f[1], R[i]))[0]
+            out[i] = (lapack.dpotrs(f[0], rhs[i], lower=1) if len(f) == 1
+                      else lapack.dgetrs(f[0], f[1], rhs[i]))[0]
         return out
-    return solve
+    return X, solve
 
 
 def _newton_step(K, delta, w, s, y, per_problem: bool = False):
@@ -131,8 +138,7 @@ def _newton_step(K, delta, w, s, y, per_problem: bool = False):
     M.reshape(b, m * m)[:, ::m + 1] += s / w + ridge[:, None]      # + the diagonal
     mu = np.einsum("bm,bm->b", w, s) / m
     base = delta - y[:, None]
-    solve = _factorise(M, per_problem)
-    X = solve(np.stack([base, np.ones_like(w)], axis=2))
+    X, solve = _factor_solve(M, np.stack([base, np.ones_like(w)], axis=2), per_problem)
     e = X[..., 1]                                                 # M^{-1} 1, for both directions
 
     def direction(a):
