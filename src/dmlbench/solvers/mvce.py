@@ -283,10 +283,11 @@ def newton(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 100) -> MVCEResult:
     primal-dual interior-point method of `dmlbench.solvers.mvce_newton` (Newton steps on the m
     weights, Mehrotra predictor-corrector), until `gap` <= `tol` or `max_iter` Newton steps.
     About 5-10 steps to a gap of 1e-9 from the uniform start whatever m and d (superlinear
-    convergence; at most 13 on the UCI sets' neighbourhoods), each costing O(m r^2 + m^2 r + m^3), r = min(m, d); `n_iter` counts them."""
+    convergence; at most 13 on the UCI sets' neighbourhoods), each costing
+    O(m r^2 + m^2 r + m^3), r = min(m, d); `n_iter` counts them."""
     _check_stopping(tol, max_iter)
     Z, eps, batched = _check(Z, eps)
-    b, m, d = Z.shape
+    d = Z.shape[2]
     C, Q = span_coordinates(Z)
     w, n_iter = mvce_newton.interior_point(C, eps, tol, max_iter)
     return _result(C, Q, d, w, eps, n_iter, None, batched, "newton", tol)
