@@ -26,7 +26,7 @@ corrector) needed about three more steps; dropping points the gap certifies to l
 optimal ellipsoid saved at most 10 % and made a problem's result depend on its batch; starting
 from 8 Titterington iterations saved about 2 steps but cost more time than they saved. The step
 fraction 0.9999 needs 0.7-1.9 steps fewer than 0.99 on the UCI sets' neighbourhoods (at m = 3d
-8.3-10.1 instead of 9.2-10.8 on average, to gap 1e-9), with the same optima.
+6.1-10.1 instead of 7.2-10.8 on average, to gap 1e-9), with the same optima.
 """
 
 from __future__ import annotations
