@@ -137,6 +137,12 @@ def test_newton_systems_fall_back_to_lu_where_cholesky_refuses():
     np.testing.assert_allclose(solve(R[:, :, :1]), np.linalg.solve(M, R[:, :, :1]), rtol=1e-14)
 
 
+def test_an_exactly_singular_newton_system_is_named():
+    M = np.array([[[0.0, 0.0], [0.0, 1.0]]])   # zero first pivot for Cholesky and for LU
+    with pytest.raises(np.linalg.LinAlgError, match="problem 0 of the batch.*titterington"):
+        mvce_newton._factor_solve(M, np.ones((1, 2, 1)), per_problem=True)
+
+
 def test_printed_update_leaves_the_simplex_and_is_worse_when_m_below_d():
     Z = problem(40, 60, seed=7)
     good = mvce.titterington(Z)

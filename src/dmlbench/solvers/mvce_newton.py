@@ -26,7 +26,8 @@ corrector) needed about three more steps; dropping points the gap certifies to l
 optimal ellipsoid saved at most 10 % and made a problem's result depend on its batch; starting
 from 8 Titterington iterations saved about 2 steps but cost more time than they saved. The step
 fraction 0.9999 needs 0.7-1.9 steps fewer than 0.99 on the UCI sets' neighbourhoods (at m = 3d
-6.1-10.1 instead of 7.2-10.8 on average, to gap 1e-9), with the same optima.
+6.1-10.1 instead of 7.2-10.8 on average, to gap 1e-9; `benchmarks/mvce_speed.py`, section 3),
+with the same optima.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ STEP, RIDGE = 0.9999, 1e-12
 #: from m = PER_PROBLEM_FROM_M on, each problem's Newton system is solved by its own LAPACK
 #: calls (one Cholesky factorisation serves predictor and corrector), and from m r =
 #: KERNEL_PER_PROBLEM_FROM_MR on its kernel too; below, numpy's batched LU solvers, whose
-#: per-problem overhead is lower (thresholds measured here, one BLAS thread, b = 256)
+#: per-problem overhead is lower (`benchmarks/mvce_speed.py`, section 3, times both paths)
 PER_PROBLEM_FROM_M, KERNEL_PER_PROBLEM_FROM_MR = 24, 640
 
 
@@ -120,7 +121,9 @@ def _factor_solve(M: np.ndarray, R: np.ndarray, per_problem: bool):
         else:
             lu, piv, X[i], info = lapack.dgesv(M[i], R[i])
             if info != 0:
-                raise np.linalg.LinAlgError(f"singular Newton matrix (problem {i} of the batch)")
+                raise np.linalg.LinAlgError(
+                    f"MVCE Newton system singular for problem {i} of the batch (m = "
+                    f"{M.shape[1]}); solve(..., solver='titterington') needs no Newton system")
             factors.append((lu, piv))
 
     def solve(rhs):
