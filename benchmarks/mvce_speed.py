@@ -18,10 +18,10 @@
 
 1b. The same on real neighbourhoods (raw features, m in RMVEM's grid d+1..3d): segment, wdbc,
    and in the full run iris, wine, ionosphere and satimage.
-3. The Newton method's two linear-algebra paths on the same problems (numpy's batched LU, two
-   solves per step, against one Cholesky factorisation per problem and step) and the Newton
-   steps of its step fraction against 0.99 on the embedded sets' neighbourhoods (m = d+1, 2d,
-   3d).
+3. The Newton method's implementations on the same problems (compiled, one problem at a
+   time, against numpy's two linear-algebra paths: batched LU, two solves per step, and one
+   Cholesky factorisation per problem and step) and the Newton steps of its step fraction
+   against 0.99 on the embedded sets' neighbourhoods (m = d+1, 2d, 3d).
 """
 
 from __future__ import annotations
@@ -238,48 +238,57 @@ def rmvem_prediction(n: int, d: int, m: int, queries: list[int], single: int) ->
 
 
 def newton_paths(shapes, batch: int, cases, count: int, cache: str) -> None:
-    """The Newton step's two linear-algebra paths on the same problems (`mvce_newton`): numpy's
-    batched LU (two solves per step) against per-problem LAPACK (one Cholesky factorisation per
-    step), which `interior_point` chooses from PER_PROBLEM_FROM_M / KERNEL_PER_PROBLEM_FROM_MR;
-    and the step counts of the step fraction STEP against 0.99 on real neighbourhoods."""
+    """The Newton method's implementations on the same problems: compiled one problem at a
+    time (`mvce_compiled`, which `newton` runs up to m = COMPILED_UP_TO_M) against numpy's,
+    whose two linear-algebra paths are batched LU (two solves per step) and per-problem LAPACK
+    (one Cholesky factorisation per step), chosen from PER_PROBLEM_FROM_M /
+    KERNEL_PER_PROBLEM_FROM_MR; and the step counts of the step fraction STEP against 0.99 on
+    real neighbourhoods (numpy implementation: the compiled one fixes STEP when it compiles)."""
     from dmlbench import data
     from dmlbench.solvers import mvce_newton
     from dmlbench.studies.mvce_validation import neighbourhoods
 
-    print("\n3. Newton step paths (CPU us per problem, batched, to gap 1e-9, best of 3)")
-    print(f"{'m':>4} {'d':>3} {'batched LU':>11} {'per problem':>12} {'default':>8} {'LU/pp':>6}")
-    saved = mvce_newton.PER_PROBLEM_FROM_M, mvce_newton.KERNEL_PER_PROBLEM_FROM_MR
+    print("\n3. Newton implementations (CPU us per problem, batched, to gap 1e-9, best of 3)")
+    print(f"{'m':>4} {'d':>3} {'compiled':>9} {'batched LU':>11} {'per problem':>12} "
+          f"{'numpy default':>14} {'numpy/compiled':>15}")
+    saved = (mvce.COMPILED_UP_TO_M, mvce_newton.PER_PROBLEM_FROM_M,
+             mvce_newton.KERNEL_PER_PROBLEM_FROM_MR)
 
-    def timed(Z, thresholds):
-        mvce_newton.PER_PROBLEM_FROM_M, mvce_newton.KERNEL_PER_PROBLEM_FROM_MR = thresholds
+    def timed(Z, settings):
+        (mvce.COMPILED_UP_TO_M, mvce_newton.PER_PROBLEM_FROM_M,
+         mvce_newton.KERNEL_PER_PROBLEM_FROM_MR) = settings
         best = min(cpu(lambda: mvce.newton(Z, tol=1e-9))[1] for _ in range(3))
         return 1e6 * best / Z.shape[0]
     try:
         for m, d in shapes:
             Z = problems(batch, m, d, seed=3)
-            lu, pp, default = (timed(Z, t) for t in ((10 ** 9, 10 ** 9), (1, 1), saved))
-            print(f"{m:>4} {d:>3} {lu:>11.0f} {pp:>12.0f} {default:>8.0f} {lu / pp:>6.2f}",
-                  flush=True)
+            compiled, lu, pp, numpy_default = (timed(Z, t) for t in (
+                (10 ** 9,) + saved[1:], (0, 10 ** 9, 10 ** 9), (0, 1, 1), (0,) + saved[1:]))
+            print(f"{m:>4} {d:>3} {compiled:>9.0f} {lu:>11.0f} {pp:>12.0f} {numpy_default:>14.0f} "
+                  f"{numpy_default / compiled:>15.2f}", flush=True)
+        print(f"(newton runs the compiled implementation up to m = {saved[0]})")
+        mvce.COMPILED_UP_TO_M = 0
+        print(f"Newton steps to gap 1e-9, mean over {count} neighbourhoods: step fraction 0.99 / "
+              f"{mvce_newton.STEP} (the default)")
+        step = mvce_newton.STEP
+        try:
+            for name in cases:
+                X = data.ensure(name, cache).X.astype(float)
+                d = X.shape[1]
+                row = []
+                for m in sorted({d + 1, 2 * d, 3 * d}):
+                    Z = neighbourhoods(X, m, count, seed=1)
+                    counts = []
+                    for fraction in (0.99, step):
+                        mvce_newton.STEP = fraction
+                        counts.append(mvce.newton(Z, tol=1e-9).n_iter.mean())
+                    row.append(f"m = {m}: {counts[0]:.2f} / {counts[1]:.2f}")
+                print(f"{name:>12}  " + ", ".join(row), flush=True)
+        finally:
+            mvce_newton.STEP = step
     finally:
-        mvce_newton.PER_PROBLEM_FROM_M, mvce_newton.KERNEL_PER_PROBLEM_FROM_MR = saved
-    print(f"Newton steps to gap 1e-9, mean over {count} neighbourhoods: step fraction 0.99 / "
-          f"{mvce_newton.STEP} (the default)")
-    step = mvce_newton.STEP
-    try:
-        for name in cases:
-            X = data.ensure(name, cache).X.astype(float)
-            d = X.shape[1]
-            row = []
-            for m in sorted({d + 1, 2 * d, 3 * d}):
-                Z = neighbourhoods(X, m, count, seed=1)
-                counts = []
-                for fraction in (0.99, step):
-                    mvce_newton.STEP = fraction
-                    counts.append(mvce.newton(Z, tol=1e-9).n_iter.mean())
-                row.append(f"m = {m}: {counts[0]:.2f} / {counts[1]:.2f}")
-            print(f"{name:>12}  " + ", ".join(row), flush=True)
-    finally:
-        mvce_newton.STEP = step
+        (mvce.COMPILED_UP_TO_M, mvce_newton.PER_PROBLEM_FROM_M,
+         mvce_newton.KERNEL_PER_PROBLEM_FROM_MR) = saved
 
 
 def main(argv=None) -> None:
@@ -288,12 +297,13 @@ def main(argv=None) -> None:
     p.add_argument("--cache", default="resources", help="data cache (embedded sets are built)")
     args = p.parse_args(argv)
     mvce.cvxpy_reference(problems(1, 5, 4, seed=9)[0])  # CVXPY's first call imports and compiles
+    mvce.solve(problems(1, 5, 4, seed=9)[0])            # loads (or compiles) the numba kernel
     with threadpool_limits(1):
         if args.quick:
             solver_comparison([4, 10, 20], per_shape=2, batch=128, fw_cap=3000)
             real_comparison([("segment", 36), ("wdbc", 60)], count=16, cache=args.cache)
             rmvem_prediction(n=2000, d=256, m=50, queries=[200, 800], single=20)
-            newton_paths([(12, 4), (30, 10), (60, 20), (108, 36)], batch=128,
+            newton_paths([(12, 4), (30, 10), (60, 20), (90, 30), (108, 36), (240, 60)], batch=128,
                          cases=["iris", "wdbc"], count=32, cache=args.cache)
         else:
             solver_comparison([4, 10, 20, 30, 60], per_shape=3, batch=256, fw_cap=20000)
@@ -301,7 +311,7 @@ def main(argv=None) -> None:
                              ("ionosphere", 66), ("satimage", 72)], count=32, cache=args.cache)
             rmvem_prediction(n=7291, d=256, m=50, queries=[1000, 3000], single=50)
             newton_paths([(12, 4), (20, 10), (24, 12), (30, 10), (40, 20), (60, 20), (90, 30),
-                          (108, 36)], batch=256,
+                          (108, 36), (120, 60), (240, 60), (256, 128)], batch=256,
                          cases=["balance-scale", "iris", "pima", "wine", "housevotes", "segment",
                                 "wdbc", "ionosphere", "satimage", "digits"],
                          count=128, cache=args.cache)

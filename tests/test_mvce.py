@@ -10,7 +10,7 @@ import pytest
 
 from dmlbench import data
 from dmlbench.measure.neighbours import euclidean_kneighbors
-from dmlbench.solvers import mvce, mvce_newton
+from dmlbench.solvers import mvce, mvce_compiled, mvce_newton
 
 
 def problem(m, d, seed=0, b=None):
@@ -125,6 +125,43 @@ def test_auto_falls_back_to_newton_on_dependent_neighbours():
     assert res.n_iter > mvce.AUTO_TITTERINGTON
     best = reference.logdet(Z, reference.weights(Z, 1e-4), 1e-4)
     assert abs(res.logdet - best) <= 1e-9 * abs(best)
+
+
+@pytest.mark.parametrize("path", ["compiled", "batched"])
+@pytest.mark.parametrize("m, d, seed", HARD)
+def test_both_newton_implementations_reach_the_reference_optimum(path, m, d, seed, monkeypatch):
+    # `newton` runs the compiled implementation up to m = COMPILED_UP_TO_M, numpy's above
+    monkeypatch.setattr(mvce, "COMPILED_UP_TO_M", 10**6 if path == "compiled" else 0)
+    Z = problem(m, d, seed, b=3)
+    res = mvce.newton(Z, eps=1e-4, tol=1e-9)
+    for i in range(3):
+        best = reference.logdet(Z[i], reference.weights(Z[i], 1e-4), 1e-4)
+        assert res.converged[i] and 0 <= res.gap[i] <= 1e-9
+        assert best - 1e-12 <= res.logdet[i] + res.gap[i] and res.logdet[i] <= best + 1e-12
+
+
+def test_compiled_newton_hands_back_what_it_cannot_factorise(monkeypatch):
+    # A = C^T W C + eps I with identical rows c = (1, 1) and eps = 1e-20: its second Cholesky
+    # pivot is 1 + 1e-20 - 1 = 0 exactly, so that problem is flagged, the other solved
+    C = np.stack([np.ones((3, 2)), problem(3, 2, seed=3)])
+    w, n_iter, status = mvce_compiled.interior_point(C, np.array([1e-20, 1e-4]), 1e-9, 100)
+    assert list(status) == [mvce_compiled.NOT_POSITIVE_DEFINITE, mvce_compiled.SOLVED]
+    # a flagged problem is solved by the batched implementation, the others are kept
+    compiled = mvce_compiled.interior_point
+
+    def flag_first(C, eps, tol, max_iter):
+        w, n_iter, status = compiled(C, eps, tol, max_iter)
+        w[0], status[0] = 0.0, mvce_compiled.NOT_POSITIVE_DEFINITE
+        return w, n_iter, status
+
+    Z = problem(20, 6, seed=1, b=2)
+    monkeypatch.setattr(mvce_compiled, "interior_point", flag_first)
+    mixed = mvce.newton(Z, eps=1e-4, tol=1e-9)
+    monkeypatch.setattr(mvce, "COMPILED_UP_TO_M", 0)
+    batched = mvce.newton(Z, eps=1e-4, tol=1e-9)
+    np.testing.assert_array_equal(mixed.weights[0], batched.weights[0])
+    assert mixed.n_iter[0] == batched.n_iter[0] and mixed.converged.all()
+    np.testing.assert_allclose(mixed.weights[1], batched.weights[1], atol=1e-9)
 
 
 def test_newton_systems_fall_back_to_lu_where_cholesky_refuses():

@@ -40,12 +40,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import mvce_newton
+from . import mvce_compiled, mvce_newton
 
 UPDATES = ("normalised", "printed")
 SOLVERS = ("auto", "newton", "titterington")
 #: Titterington iterations `solve(solver="auto")` tries first when m <= d
 AUTO_TITTERINGTON = 10
+#: `newton` runs the compiled implementation (`mvce_compiled`) up to this m, the batched numpy
+#: one above (about equal from m = 200 on, where LAPACK's blocked factorisations pay off;
+#: `benchmarks/mvce_speed.py`, section 3, times both)
+COMPILED_UP_TO_M = 256
 
 
 @dataclass
@@ -284,12 +288,21 @@ def newton(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 100) -> MVCEResult:
     weights, Mehrotra predictor-corrector), until `gap` <= `tol` or `max_iter` Newton steps.
     About 5-10 steps to a gap of 1e-9 from the uniform start whatever m and d (superlinear
     convergence; at most 13 on the UCI sets' neighbourhoods), each costing
-    O(m r^2 + m^2 r + m^3), r = min(m, d); `n_iter` counts them."""
+    O(m r^2 + m^2 r + m^3), r = min(m, d); `n_iter` counts them. Compiled, one problem at a
+    time, when m <= `COMPILED_UP_TO_M` (problems it cannot factorise go to the batched path,
+    which falls back to LU), batched numpy above."""
     _check_stopping(tol, max_iter)
     Z, eps, batched = _check(Z, eps)
     d = Z.shape[2]
     C, Q = span_coordinates(Z)
-    w, n_iter = mvce_newton.interior_point(C, eps, tol, max_iter)
+    if C.shape[1] > COMPILED_UP_TO_M:
+        w, n_iter = mvce_newton.interior_point(C, eps, tol, max_iter)
+    else:
+        w, n_iter, status = mvce_compiled.interior_point(np.ascontiguousarray(C), eps, float(tol),
+                                                         int(max_iter))
+        rest = np.flatnonzero(status != mvce_compiled.SOLVED)
+        if rest.size:
+            w[rest], n_iter[rest] = mvce_newton.interior_point(C[rest], eps[rest], tol, max_iter)
     return _result(C, Q, d, w, eps, n_iter, None, batched, "newton", tol)
 
 
