@@ -1,0 +1,63 @@
+"""Job time of a finished run, from its records: per method and per data set, the sum over the
+splits of the wall times each record holds (preprocessing, fit, prediction, training-set
+search), and the local metrics' RMVEM / RMLE ratio per job (issue goal: at most 2x).
+
+    python benchmarks/job_times.py reports/abou-moustafa-2017/records
+    python benchmarks/job_times.py results/abou-moustafa-2017/records --datasets satimage wdbc
+
+Reads the published record parts (`runs/<data set>/<method>/part*.json[.gz]`); times are those
+of the machine that ran the jobs (`environment` in each record).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+
+from dmlbench import records
+
+
+def job_seconds(root: Path) -> dict[tuple[str, str], float]:
+    """{(data set, method): wall seconds summed over the records of its parts}."""
+    times: dict[tuple[str, str], float] = defaultdict(float)
+    parts = sorted(root.glob("runs/*/*/part*.json*"))
+    if not parts:
+        raise SystemExit(f"no record parts under {root}/runs/<data set>/<method>/")
+    for part in parts:
+        for record in records.read(part):
+            key = (record["dataset"]["label"], record["method"]["label"])
+            times[key] += sum(
+                value for name, value in record["timings"].items() if name.endswith("_wall_s"))
+    return times
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("records", type=Path, help="a run's records directory")
+    p.add_argument("--datasets", nargs="*", help="print these data sets' rows (default: all)")
+    args = p.parse_args(argv)
+    times = job_seconds(args.records)
+    methods = sorted({m for _, m in times})
+    per_method = {m: sum(t for (_, mm), t in times.items() if mm == m) for m in methods}
+    print(f"job time {sum(times.values()):.0f} s over {len(times)} jobs")
+    print("per method: " + ", ".join(f"{m} {t:.0f} s" for m, t in
+                                      sorted(per_method.items(), key=lambda x: -x[1])))
+    for name in sorted({d for d, _ in times}):
+        if args.datasets and name not in args.datasets:
+            continue
+        row = sorted(((m, t) for (d, m), t in times.items() if d == name), key=lambda x: -x[1])
+        print(f"{name:>14} {sum(t for _, t in row):7.0f} s: "
+              + ", ".join(f"{m} {t:.0f}" for m, t in row))
+    rmvem = [m for m in methods if m.startswith("rmvem")]
+    rmle = [m for m in methods if m.startswith("rmle")]
+    if rmvem and rmle:
+        per_job = (sum(per_method[m] for m in rmvem) / len(rmvem)) / (
+            sum(per_method[m] for m in rmle) / len(rmle))
+        print(f"RMVEM / RMLE per job: {per_job:.2f}x ({len(rmvem)} RMVEM forms "
+              f"{sum(per_method[m] for m in rmvem):.0f} s, {len(rmle)} RMLE forms "
+              f"{sum(per_method[m] for m in rmle):.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
