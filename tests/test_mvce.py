@@ -144,7 +144,7 @@ def test_compiled_newton_hands_back_what_it_cannot_factorise(monkeypatch):
     # A = C^T W C + eps I with identical rows c = (1, 1) and eps = 1e-20: its second Cholesky
     # pivot is 1 + 1e-20 - 1 = 0 exactly, so that problem is flagged, the other solved
     C = np.stack([np.ones((3, 2)), problem(3, 2, seed=3)])
-    w, n_iter, status = mvce_compiled.interior_point(C, np.array([1e-20, 1e-4]), 1e-9, 100)
+    _, _, status = mvce_compiled.interior_point(C, np.array([1e-20, 1e-4]), 1e-9, 100)
     assert list(status) == [mvce_compiled.NOT_POSITIVE_DEFINITE, mvce_compiled.SOLVED]
     # a flagged problem is solved by the batched implementation, the others are kept
     compiled = mvce_compiled.interior_point

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import mvce_compiled, mvce_newton
+from . import mvce_newton
 
 UPDATES = ("normalised", "printed")
 SOLVERS = ("auto", "newton", "titterington")
@@ -298,6 +298,9 @@ def newton(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 100) -> MVCEResult:
     if C.shape[1] > COMPILED_UP_TO_M:
         w, n_iter = mvce_newton.interior_point(C, eps, tol, max_iter)
     else:
+        # imported here: numba adds about 50 MB to a process, which only Newton solves need
+        from . import mvce_compiled
+
         w, n_iter, status = mvce_compiled.interior_point(np.ascontiguousarray(C), eps, float(tol),
                                                          int(max_iter))
         rest = np.flatnonzero(status != mvce_compiled.SOLVED)
