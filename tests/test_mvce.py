@@ -141,9 +141,10 @@ def test_both_newton_implementations_reach_the_reference_optimum(path, m, d, see
 
 
 def test_compiled_newton_hands_back_what_it_cannot_factorise(monkeypatch):
-    # A = C^T W C + eps I with identical rows c = (1, 1) and eps = 1e-20: its second Cholesky
-    # pivot is 1 + 1e-20 - 1 = 0 exactly, so that problem is flagged, the other solved
-    C = np.stack([np.ones((3, 2)), problem(3, 2, seed=3)])
+    # A = C^T W C + eps I with four identical rows c = (1, 1), w = 1/4 and eps = 1e-20: every
+    # entry of C^T W C is exactly 1, so the second Cholesky pivot is 1 + 1e-20 - 1 = 0 exactly
+    # (with or without fused multiply-adds); that problem is flagged, the other solved
+    C = np.stack([np.ones((4, 2)), problem(4, 2, seed=3)])
     _, _, status = mvce_compiled.interior_point(C, np.array([1e-20, 1e-4]), 1e-9, 100)
     assert list(status) == [mvce_compiled.NOT_POSITIVE_DEFINITE, mvce_compiled.SOLVED]
     # a flagged problem is solved by the batched implementation, the others are kept
@@ -159,7 +160,7 @@ def test_compiled_newton_hands_back_what_it_cannot_factorise(monkeypatch):
     mixed = mvce.newton(Z, eps=1e-4, tol=1e-9)
     monkeypatch.setattr(mvce, "COMPILED_UP_TO_M", 0)
     batched = mvce.newton(Z, eps=1e-4, tol=1e-9)
-    np.testing.assert_array_equal(mixed.weights[0], batched.weights[0])
+    np.testing.assert_allclose(mixed.weights[0], batched.weights[0], rtol=1e-10, atol=1e-14)
     assert mixed.n_iter[0] == batched.n_iter[0] and mixed.converged.all()
     np.testing.assert_allclose(mixed.weights[1], batched.weights[1], atol=1e-9)
 

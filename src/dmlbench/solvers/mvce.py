@@ -47,8 +47,8 @@ SOLVERS = ("auto", "newton", "titterington")
 #: Titterington iterations `solve(solver="auto")` tries first when m <= d
 AUTO_TITTERINGTON = 10
 #: `newton` runs the compiled implementation (`mvce_compiled`) up to this m, the batched numpy
-#: one above (about equal from m = 200 on, where LAPACK's blocked factorisations pay off;
-#: `benchmarks/mvce_speed.py`, section 3, times both)
+#: one above: `benchmarks/mvce_speed.py`, section 3, measures the compiled one 1.1x-1.2x faster
+#: at m = 240-256, so larger m, where LAPACK's blocked factorisations gain, keep numpy's
 COMPILED_UP_TO_M = 256
 
 

@@ -9,7 +9,7 @@ the Cholesky factor of A = C^T W C + eps I; the weights agree with the batched i
 rounding and the step counts are the same. For RMVEM's neighbourhoods (m up to a few hundred)
 the batched numpy implementation spends much of its time in per-call overhead (a dozen array
 operations or LAPACK calls per step on 10 x 10 to 100 x 100 matrices); compiled loops over one
-problem at a time, with every buffer allocated once, avoid it: 1.2x-2.5x faster from m = 12 to
+problem at a time, with every buffer allocated once, avoid it: 1.1x-2.5x faster from m = 12 to
 m = 256 (`benchmarks/mvce_speed.py`, section 3, times both on the same problems). The Cholesky
 factorisations and substitutions are written out because LAPACK cannot be called per problem
 from compiled code without that overhead.
