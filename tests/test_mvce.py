@@ -145,13 +145,14 @@ def test_compiled_newton_hands_back_what_it_cannot_factorise(monkeypatch):
     # entry of C^T W C is exactly 1, so the second Cholesky pivot is 1 + 1e-20 - 1 = 0 exactly
     # (with or without fused multiply-adds); that problem is flagged, the other solved
     C = np.stack([np.ones((4, 2)), problem(4, 2, seed=3)])
-    _, _, status = mvce_compiled.interior_point(C, np.array([1e-20, 1e-4]), 1e-9, 100)
+    _, _, status = mvce_compiled.interior_point(C, np.array([1e-20, 1e-4]), 1e-9, 100,
+                                                np.ones((2, 4), dtype=bool))
     assert list(status) == [mvce_compiled.NOT_POSITIVE_DEFINITE, mvce_compiled.SOLVED]
     # a flagged problem is solved by the batched implementation, the others are kept
     compiled = mvce_compiled.interior_point
 
-    def flag_first(C, eps, tol, max_iter):
-        w, n_iter, status = compiled(C, eps, tol, max_iter)
+    def flag_first(C, eps, tol, max_iter, support):
+        w, n_iter, status = compiled(C, eps, tol, max_iter, support)
         w[0], status[0] = 0.0, mvce_compiled.NOT_POSITIVE_DEFINITE
         return w, n_iter, status
 
@@ -163,6 +164,45 @@ def test_compiled_newton_hands_back_what_it_cannot_factorise(monkeypatch):
     np.testing.assert_allclose(mixed.weights[0], batched.weights[0], rtol=1e-10, atol=1e-14)
     assert mixed.n_iter[0] == batched.n_iter[0] and mixed.converged.all()
     np.testing.assert_allclose(mixed.weights[1], batched.weights[1], atol=1e-9)
+
+
+@pytest.mark.parametrize("m, d, seed", HARD)
+def test_a_support_hint_missing_support_points_still_reaches_the_optimum(m, d, seed):
+    # the hint marks the d + 1 nearest points only; the solver must add the farther support
+    # points the certificate finds outside the ellipsoid, and give them their weight
+    Z = problem(m, d, seed)
+    Z = Z[np.argsort(np.linalg.norm(Z, axis=1))]
+    exact = reference.weights(Z, 1e-4)
+    best = reference.logdet(Z, exact, 1e-4)
+    hint = np.arange(m) <= d
+    assert (exact[~hint] > 1e-3).any()
+    ours = mvce.newton(Z, eps=1e-4, tol=1e-9, support=hint)
+    assert ours.converged and 0 <= ours.gap <= 1e-9
+    assert best - 1e-12 <= ours.logdet + ours.gap and ours.logdet <= best + 1e-12
+    assert np.abs(ours.weights - exact).max() < 1e-4
+
+
+def test_nested_hints_over_an_m_grid_reach_every_optimum():
+    # RMVEM's selection: the solution for m gives the hint for the next m of the grid
+    Z = problem(40, 8, seed=5, b=4)
+    Z = np.take_along_axis(Z, np.argsort(np.linalg.norm(Z, axis=2), axis=1)[:, :, None], axis=1)
+    hint = None
+    for m in (9, 16, 24, 40):
+        res = mvce.solve(Z[:, :m], eps=1e-4, tol=1e-9, support=hint)
+        assert res.solver == "newton" and res.converged.all()
+        for i in range(4):
+            best = reference.logdet(Z[i, :m], reference.weights(Z[i, :m], 1e-4), 1e-4)
+            assert best - 1e-12 <= res.logdet[i] + res.gap[i] and res.logdet[i] <= best + 1e-12
+        hint = mvce.nested_support(res, {9: 16, 16: 24, 24: 40, 40: 40}[m])
+        assert hint[:, m:].all()
+
+
+@pytest.mark.parametrize("support, message", [
+    (np.ones(5, dtype=bool), "shape"), (np.ones(6), "bool array"),
+    (np.zeros((2, 6), dtype=bool), "no point for problem 0")])
+def test_a_malformed_support_hint_is_refused(support, message):
+    with pytest.raises(ValueError, match=message):
+        mvce.newton(problem(6, 2, b=2), support=support)
 
 
 def test_newton_systems_fall_back_to_lu_where_cholesky_refuses():

@@ -49,10 +49,12 @@ Deviations and choices (also in the README):
   equal to the query gives A = eps I (the metric is scaled Euclidean there). A query equal to a
   training point has that point as its first neighbour, at distance 0.
 - `max_selection_queries` (default all, as the papers) can subsample the training points used
-  as leave-one-out queries during selection; the selection solves each m of the grid for every
-  training point from the uniform start (one neighbour list for the largest m serves the grid,
-  and one search per m serves every k); a warm start from the solution for the previous m
-  would save the interior-point method under one step of nine (exploratory measurement).
+  as leave-one-out queries during selection. The selection solves each m of the grid for every
+  training point (one neighbour list for the largest m serves the grid, and one search per m
+  serves every k). The neighbourhoods of a point are nested, so the solution for one m tells
+  the Newton method which points can carry weight at the next (`mvce.nested_support`): it
+  solves on those first and adds any point the certificate needs, to the same duality gap
+  (measured on wdbc, ionosphere and segment: 1.4x-1.55x less solver time over the grid).
 """
 
 from __future__ import annotations
@@ -159,9 +161,12 @@ class LocalMetric(KNeighborsMethod):
         ks = sorted(int(k) for k in self.k_select)
         n_classes = int(self.y_.max()) + 1
         errors = np.zeros((len(self.m_grid_), len(self.candidates_), len(ks)))
+        support = None
         for i, m in enumerate(self.m_grid_):
-            lists = self._search(self.X_[queries], self._nbr_train[queries], m,
-                                 list(range(len(self.candidates_))), max(ks), exclude=queries)
+            next_m = self.m_grid_[i + 1] if i + 1 < len(self.m_grid_) else None
+            lists, support = self._search(self.X_[queries], self._nbr_train[queries], m,
+                                          list(range(len(self.candidates_))), max(ks),
+                                          exclude=queries, support=support, next_m=next_m)
             for c, (_, ind) in enumerate(lists):
                 for j, k in enumerate(ks):
                     pred = knn_vote(self.y_[ind[:, :k]], n_classes)
@@ -183,11 +188,14 @@ class LocalMetric(KNeighborsMethod):
             eps = np.where(zero, eps, eps * scale)
         return eps
 
-    def _solve(self, Z: np.ndarray, eps: np.ndarray) -> tuple[mvce.MVCEResult, np.ndarray]:
-        """The metric's matrix for each neighbourhood, and the tie band its accuracy allows."""
+    def _solve(self, Z: np.ndarray, eps: np.ndarray,
+               support: np.ndarray | None) -> tuple[mvce.MVCEResult, np.ndarray]:
+        """The metric's matrix for each neighbourhood, and the tie band its accuracy allows
+        (`support`: the MVCE solver's hint, `mvce.nested_support`)."""
         if self.weighting == "uniform":
             return mvce.regularised_covariance(Z, eps), np.full(Z.shape[0], TIE_RTOL)
-        res = mvce.solve(Z, eps, tol=self.tol, max_iter=self.max_iter, solver=self.solver)
+        res = mvce.solve(Z, eps, tol=self.tol, max_iter=self.max_iter, solver=self.solver,
+                         support=support)
         self._stats["iterations"].append(res.n_iter)
         self._stats["gap"].append(res.gap)
         self._stats["not_converged"] += int((~res.converged).sum())
@@ -195,27 +203,33 @@ class LocalMetric(KNeighborsMethod):
         return res, certified_band(np.maximum(res.gap, self.tol))
 
     def _search(self, Q: np.ndarray, nbr: np.ndarray, m: int, cands: list[int], depth: int,
-                exclude: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+                exclude: np.ndarray | None = None, support: np.ndarray | None = None,
+                next_m: int | None = None):
         """For each candidate in `cands`, the `depth` nearest training points of every query of
         Q under its own GQD (neighbourhood: the first m columns of `nbr`), in the order of the
         tie rule (`dmlbench.measure.local_neighbours`); `exclude[i]` is a training index left
-        out for query i (leave-one-out)."""
+        out for query i (leave-one-out). Returns (that list, the MVCE hint for the nested
+        neighbourhoods of size `next_m`, or None); `support` is this m's hint."""
         X, d = self.X_, self.X_.shape[1]
         q = Q.shape[0]
         out = [(np.empty((q, depth)), np.empty((q, depth), dtype=np.int64)) for _ in cands]
+        hint = None if next_m is None or self.weighting == "uniform" else (
+            np.empty((q, next_m), dtype=bool))
         batch = max(1, min(MVCE_BATCH, MAX_BLOCK_BYTES // (8 * m * d)))
         for start in range(0, q, batch):
             sl = slice(start, min(start + batch, q))
             Z = X[nbr[sl, :m]] - Q[sl][:, None, :]
             eps = self._eps(Z)
-            res, band = self._solve(Z, eps)
+            res, band = self._solve(Z, eps, None if support is None else support[sl])
+            if hint is not None:
+                hint[sl] = mvce.nested_support(res, next_m)
             lam, V = res.eigh()
             for c, cand in enumerate(cands):
                 g, g_perp = self._gains(lam, eps, d, self.candidates_[cand])
                 found = search(self._train, Q[sl], V, g, g_perp, depth, band,
                                None if exclude is None else exclude[sl])
                 out[c][0][sl], out[c][1][sl] = found
-        return out
+        return out, hint
 
     def _query_neighbourhoods(self, Q: np.ndarray, m: int) -> np.ndarray:
         space = self._neighbourhood_space(Q, "query X")
@@ -240,7 +254,7 @@ class LocalMetric(KNeighborsMethod):
             if choice not in done:
                 m, c = choice
                 done[choice] = self._search(Q, self._query_neighbourhoods(Q, m), m, [c],
-                                            n_neighbors)[0]
+                                            n_neighbors)[0][0]
             out[k] = done[choice]
         return out
 
@@ -253,7 +267,7 @@ class LocalMetric(KNeighborsMethod):
         m, c = self.selected_[min(self.selected_)]
         n = self.X_.shape[0]
         return self._search(self.X_, self._nbr_train, m, [c], n_neighbors,
-                            exclude=np.arange(n))[0]
+                            exclude=np.arange(n))[0][0]
 
     def fit_info(self) -> dict:
         info: dict = {"m_grid": [float(m) for m in self.m_grid_]}

@@ -59,7 +59,7 @@ class MVCEResult:
     `weights` (b, m), `logdet` (b,) = log det A at `weights`, `gap` (b,) = max_j delta_j -
     sum_j w_j delta_j, `n_iter` (b,), `converged` (b,), `eps` (b,). `coords` (b, m, r) and
     `basis` (b, d, r) or None (identity) hold Z = coords @ basis^T. `solver` names the
-    algorithm that produced the weights.
+    algorithm that produced the weights; `delta` (b, m) holds delta_j at `weights`.
     """
 
     weights: np.ndarray
@@ -73,6 +73,7 @@ class MVCEResult:
     n_features: int
     batched: bool = True
     solver: str = "titterington"
+    delta: np.ndarray | None = None
 
     def _out(self, value):
         return value if self.batched else value[0]
@@ -199,14 +200,14 @@ def _result(C, Q, d, w, eps, n_iter, converged, batched, solver="titterington",
     if converged is None:
         converged = gap <= tol
     res = MVCEResult(w, logdet, gap, np.asarray(n_iter), np.asarray(converged), eps, C, Q, d,
-                     True, solver)
+                     True, solver, delta)
     return res if batched else _unbatched(res)
 
 
 def _batched(res: MVCEResult) -> MVCEResult:
     """The result of one problem as a batch of one."""
     res.batched = True
-    for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps"):
+    for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps", "delta"):
         setattr(res, name, np.asarray(getattr(res, name))[None])
     return res
 
@@ -214,7 +215,7 @@ def _batched(res: MVCEResult) -> MVCEResult:
 def _unbatched(res: MVCEResult) -> MVCEResult:
     """The result of a batch of one as the result of one problem."""
     res.batched = False
-    for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps"):
+    for name in ("weights", "logdet", "gap", "n_iter", "converged", "eps", "delta"):
         setattr(res, name, getattr(res, name)[0])
     return res
 
@@ -282,7 +283,8 @@ def titterington(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 10000,
     return _result(C, Q, d, w, eps, n_iter, converged, batched)
 
 
-def newton(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 100) -> MVCEResult:
+def newton(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 100,
+           support: np.ndarray | None = None) -> MVCEResult:
     """Solve the fixed-centre MVCE problem for Z (m, d) or a batch Z (b, m, d) by the
     primal-dual interior-point method of `dmlbench.solvers.mvce_newton` (Newton steps on the m
     weights, Mehrotra predictor-corrector), until `gap` <= `tol` or `max_iter` Newton steps.
@@ -290,27 +292,66 @@ def newton(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 100) -> MVCEResult:
     convergence; at most 13 on the UCI sets' neighbourhoods), each costing
     O(m r^2 + m^2 r + m^3), r = min(m, d); `n_iter` counts them. Compiled, one problem at a
     time, when m <= `COMPILED_UP_TO_M` (problems it cannot factorise go to the batched path,
-    which falls back to LU), batched numpy above."""
+    which falls back to LU), batched numpy above.
+
+    `support` (m,) or (b, m) bool, optional: the points expected to carry the optimal weights
+    (`nested_support`: those of a smaller nested neighbourhood). The compiled implementation
+    then solves each problem on them first, adds the points outside the ellipsoid that the
+    certificate needs, and solves again until the gap over all m points is <= tol; the other
+    points get weight 0. The numpy implementation solves on all points."""
     _check_stopping(tol, max_iter)
     Z, eps, batched = _check(Z, eps)
-    d = Z.shape[2]
+    b, m, d = Z.shape
+    support = _check_support(support, b, m)
     C, Q = span_coordinates(Z)
-    if C.shape[1] > COMPILED_UP_TO_M:
+    if m > COMPILED_UP_TO_M:
         w, n_iter = mvce_newton.interior_point(C, eps, tol, max_iter)
     else:
         # imported here: numba adds about 50 MB to a process, which only Newton solves need
         from . import mvce_compiled
 
         w, n_iter, status = mvce_compiled.interior_point(np.ascontiguousarray(C), eps, float(tol),
-                                                         int(max_iter))
+                                                         int(max_iter), support)
         rest = np.flatnonzero(status != mvce_compiled.SOLVED)
         if rest.size:
             w[rest], n_iter[rest] = mvce_newton.interior_point(C[rest], eps[rest], tol, max_iter)
     return _result(C, Q, d, w, eps, n_iter, None, batched, "newton", tol)
 
 
+def _check_support(support, b: int, m: int) -> np.ndarray:
+    """`support` as a (b, m) bool array (all points when None); ValueError when a problem has
+    none marked."""
+    if support is None:
+        return np.ones((b, m), dtype=bool)
+    support = np.asarray(support)
+    if support.dtype != bool or support.shape not in ((m,), (b, m)):
+        raise ValueError(f"support must be a bool array of shape ({m},) or ({b}, {m}), got "
+                         f"{support.dtype} {support.shape}")
+    support = np.ascontiguousarray(np.broadcast_to(support, (b, m)))
+    if not support.any(axis=1).all():
+        raise ValueError("support marks no point for problem "
+                         f"{int(np.flatnonzero(~support.any(axis=1))[0])}")
+    return support
+
+
+#: `nested_support` keeps the points whose delta is within this fraction of sum_j w_j delta_j
+#: (the support, where delta_j is at its maximum, and the points near the ellipsoid's boundary)
+NEAR_BOUNDARY = 0.1
+
+
+def nested_support(res: MVCEResult, m_next: int) -> np.ndarray:
+    """The `support` hint (b, m_next) for the neighbourhoods of size m_next whose first m points
+    are those `res` (batched) solved: the points within NEAR_BOUNDARY of its ellipsoid's
+    boundary, which hold the support, and the points added (the farthest neighbours)."""
+    b, m = res.weights.shape
+    hint = np.ones((b, m_next), dtype=bool)
+    mean = np.einsum("bm,bm->b", res.weights, res.delta)
+    hint[:, :m] = res.delta >= (1.0 - NEAR_BOUNDARY) * mean[:, None]
+    return hint
+
+
 def solve(Z, eps=1e-4, tol: float = 1e-7, max_iter: int | None = None,
-          solver: str = "auto") -> MVCEResult:
+          solver: str = "auto", support: np.ndarray | None = None) -> MVCEResult:
     """The fixed-centre MVCE of Z (m, d) or of a batch Z (b, m, d), to duality gap `tol`.
 
     `solver`: "newton" (interior point, `newton`), "titterington" (Alg. 2 of Abou-Moustafa 2017,
@@ -321,16 +362,19 @@ def solve(Z, eps=1e-4, tol: float = 1e-7, max_iter: int | None = None,
     for the problems they leave unconverged (measured in `benchmarks/mvce_speed.py`). `max_iter`
     defaults to the chosen solver's own (100 Newton steps, 10000 Titterington iterations). The
     result's `solver` says which ran ("titterington+newton": some problems needed both).
+    `support` is the Newton method's hint (`newton`); Titterington's iterations use every point.
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     if solver == "newton":
-        return newton(Z, eps, tol=tol, max_iter=100 if max_iter is None else max_iter)
+        return newton(Z, eps, tol=tol, max_iter=100 if max_iter is None else max_iter,
+                      support=support)
     if solver == "titterington":
         return titterington(Z, eps, tol=tol, max_iter=10000 if max_iter is None else max_iter)
     shape = np.shape(Z)
     if len(shape) in (2, 3) and shape[-2] > shape[-1]:
-        return newton(Z, eps, tol=tol, max_iter=100 if max_iter is None else max_iter)
+        return newton(Z, eps, tol=tol, max_iter=100 if max_iter is None else max_iter,
+                      support=support)
     first = titterington(Z, eps, tol=tol, max_iter=AUTO_TITTERINGTON)
     batched = first.batched
     first = first if batched else _batched(first)
