@@ -1,5 +1,6 @@
 """Speed of the local metrics' model selection and jobs, this tree against an earlier commit, in
-one run (each measurement in its own process, one BLAS thread, CPU time).
+one run (each measurement in its own process, one BLAS thread, CPU time, after an untimed small
+fit that loads numba's kernels).
 
 1. Selection phase: `fit` of rmvem and rmle with their defaults (m over d+1..3d, 12 values,
    every training point a leave-one-out query; fit is the neighbour lists plus the selection)
@@ -47,6 +48,10 @@ def worker(task: dict) -> dict:
     splits = protocols.make_splits(y, {"kind": "kfold", "folds": 10}, seed=0)[:task["folds"]]
     out = {"fit_s": 0.0, "total_s": 0.0, "chosen": []}
     with threadpool_limits(1):
+        # untimed: the first selection of a process imports numba and loads its compiled
+        # kernels (about 0.3 s; compiles them, about 8 s, if `make install` has not)
+        d = X.shape[1]
+        make(task["method"], {"m_grid": [d + 1, d + 2]}).fit(X[:4 * d + 4], y[:4 * d + 4])
         for split in splits:
             start = time.process_time()
             est = make(task["method"], {}).fit(X[split.train], y[split.train])
