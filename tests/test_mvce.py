@@ -145,16 +145,16 @@ def test_compiled_newton_hands_back_what_it_cannot_factorise(monkeypatch):
     # entry of C^T W C is exactly 1, so the second Cholesky pivot is 1 + 1e-20 - 1 = 0 exactly
     # (with or without fused multiply-adds); that problem is flagged, the other solved
     C = np.stack([np.ones((4, 2)), problem(4, 2, seed=3)])
-    _, _, status = mvce_compiled.interior_point(C, np.array([1e-20, 1e-4]), 1e-9, 100,
-                                                np.ones((2, 4), dtype=bool))
+    status = mvce_compiled.interior_point(C, np.array([1e-20, 1e-4]), 1e-9, 100,
+                                          np.ones((2, 4), dtype=bool))[2]
     assert list(status) == [mvce_compiled.NOT_POSITIVE_DEFINITE, mvce_compiled.SOLVED]
     # a flagged problem is solved by the batched implementation, the others are kept
     compiled = mvce_compiled.interior_point
 
     def flag_first(C, eps, tol, max_iter, support):
-        w, n_iter, status = compiled(C, eps, tol, max_iter, support)
-        w[0], status[0] = 0.0, mvce_compiled.NOT_POSITIVE_DEFINITE
-        return w, n_iter, status
+        w, n_iter, status, delta, logdet = compiled(C, eps, tol, max_iter, support)
+        w[0], status[0], delta[0], logdet[0] = 0.0, mvce_compiled.NOT_POSITIVE_DEFINITE, 0.0, 0.0
+        return w, n_iter, status, delta, logdet
 
     Z = problem(20, 6, seed=1, b=2)
     monkeypatch.setattr(mvce_compiled, "interior_point", flag_first)
@@ -163,6 +163,7 @@ def test_compiled_newton_hands_back_what_it_cannot_factorise(monkeypatch):
     batched = mvce.newton(Z, eps=1e-4, tol=1e-9)
     np.testing.assert_allclose(mixed.weights[0], batched.weights[0], rtol=1e-10, atol=1e-14)
     assert mixed.n_iter[0] == batched.n_iter[0] and mixed.converged.all()
+    assert mixed.logdet[0] == pytest.approx(batched.logdet[0], abs=1e-10)
     np.testing.assert_allclose(mixed.weights[1], batched.weights[1], atol=1e-9)
 
 
@@ -180,6 +181,12 @@ def test_a_support_hint_missing_support_points_still_reaches_the_optimum(m, d, s
     assert ours.converged and 0 <= ours.gap <= 1e-9
     assert best - 1e-12 <= ours.logdet + ours.gap and ours.logdet <= best + 1e-12
     assert np.abs(ours.weights - exact).max() < 1e-4
+    # the certificate's terms, which the solver computes for the rows inside and outside its
+    # final problem, against dense linear algebra
+    A = Z.T @ (Z * ours.weights[:, None]) + 1e-4 * np.eye(d)
+    dense = np.einsum("md,md->m", Z, np.linalg.solve(A, Z.T).T)
+    np.testing.assert_allclose(ours.delta, dense, rtol=1e-8)
+    assert ours.logdet == pytest.approx(dense_logdet(Z, ours.weights, 1e-4), abs=1e-9)
 
 
 def test_nested_hints_over_an_m_grid_reach_every_optimum():

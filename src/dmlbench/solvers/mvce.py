@@ -190,10 +190,11 @@ def _deltas(C: np.ndarray, w: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, 
 
 
 def _result(C, Q, d, w, eps, n_iter, converged, batched, solver="titterington",
-            tol=None) -> MVCEResult:
-    """The result at weights w, its log det and gap evaluated here (the certificate);
-    `converged=None` means gap <= tol."""
-    delta, logdet_r = _deltas(C, w, eps)
+            tol=None, evaluated=None) -> MVCEResult:
+    """The result at weights w, with its log det and gap (the certificate) from `evaluated`,
+    (delta, log det A_r) at w computed by the solver from its Cholesky factor of A_r, or
+    evaluated here; `converged=None` means gap <= tol."""
+    delta, logdet_r = _deltas(C, w, eps) if evaluated is None else evaluated
     r = C.shape[2]
     logdet = logdet_r + (d - r) * np.log(eps)
     gap = delta.max(axis=1) - np.einsum("bm,bm->b", w, delta)
@@ -306,16 +307,19 @@ def newton(Z, eps=1e-4, tol: float = 1e-7, max_iter: int = 100,
     C, Q = span_coordinates(Z)
     if m > COMPILED_UP_TO_M:
         w, n_iter = mvce_newton.interior_point(C, eps, tol, max_iter)
+        evaluated = None
     else:
         # imported here: numba adds about 50 MB to a process, which only Newton solves need
         from . import mvce_compiled
 
-        w, n_iter, status = mvce_compiled.interior_point(np.ascontiguousarray(C), eps, float(tol),
-                                                         int(max_iter), support)
+        w, n_iter, status, delta, logdet_r = mvce_compiled.interior_point(
+            np.ascontiguousarray(C), eps, float(tol), int(max_iter), support)
         rest = np.flatnonzero(status != mvce_compiled.SOLVED)
         if rest.size:
             w[rest], n_iter[rest] = mvce_newton.interior_point(C[rest], eps[rest], tol, max_iter)
-    return _result(C, Q, d, w, eps, n_iter, None, batched, "newton", tol)
+            delta[rest], logdet_r[rest] = _deltas(C[rest], w[rest], eps[rest])
+        evaluated = delta, logdet_r
+    return _result(C, Q, d, w, eps, n_iter, None, batched, "newton", tol, evaluated)
 
 
 def _check_support(support, b: int, m: int) -> np.ndarray:

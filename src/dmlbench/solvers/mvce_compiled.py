@@ -184,9 +184,8 @@ def _solve_subset(C, eps, tol, max_iter, w, s, A, S, St, K, M, delta, x, e, dw, 
 
 
 @numba.njit(cache=True, fastmath=FAST_MATH)
-def _outside(L, c, mean, tol, v) -> bool:
-    """Whether c^T A^{-1} c > mean + tol, with A = L L^T (`_cholesky`): a point whose weight
-    must be free for the gap over all points to be <= tol."""
+def _inverse_quad(L, c, v) -> float:
+    """c^T A^{-1} c = |L^{-1} c|^2, with A = L L^T (`_cholesky`); v is a buffer of length r."""
     r = c.shape[0]
     total = 0.0
     for a in range(r):
@@ -195,19 +194,19 @@ def _outside(L, c, mean, tol, v) -> bool:
             t -= L[a, k] * v[k]
         v[a] = t / L[a, a]
         total += v[a] * v[a]
-    return total > mean + tol
+    return total
 
 
 @numba.njit(cache=True, fastmath=FAST_MATH)
 def interior_point(C: np.ndarray, eps: np.ndarray, tol: float, max_iter: int,
                    support: np.ndarray):
-    """Weights (b, m), Newton step counts (b,) and status (b,) for the problems C (b, m, r),
-    each solved alone (`dmlbench.solvers.mvce_newton.interior_point`, same steps), first on
-    the rows `support` (b, m) marks; the rows outside whose delta certifies a gap above `tol`
-    are then added and the enlarged problem is solved again, until none is (the others keep
-    weight 0)."""
+    """Weights (b, m), Newton step counts (b,), status (b,), delta (b, m) and log det A (b,) at
+    the weights, for the problems C (b, m, r), each solved alone
+    (`dmlbench.solvers.mvce_newton.interior_point`, same steps), first on the rows `support`
+    (b, m) marks; the rows outside whose delta certifies a gap above `tol` are then added and
+    the enlarged problem is solved again, until none is (the others keep weight 0)."""
     b, m, r = C.shape
-    weights = np.zeros((b, m))
+    weights, deltas, logdet = np.zeros((b, m)), np.zeros((b, m)), np.zeros(b)
     n_iter = np.zeros(b, np.int64)
     status = np.full(b, SOLVED, np.int64)
     A, Sb, Stb, Kb, Mb = (np.empty((r, r)), np.empty(r * m), np.empty(m * r), np.empty(m * m),
@@ -238,13 +237,20 @@ def interior_point(C: np.ndarray, eps: np.ndarray, tol: float, max_iter: int,
             mean = np.dot(w[:k], delta[:k])
             added = False
             for j in range(m):
-                if not chosen[j] and _outside(A, C[p, j], mean, tol, v):
+                if not chosen[j] and _inverse_quad(A, C[p, j], v) > mean + tol:
                     chosen[j] = added = True
             if not added:
                 break
+        if status[p] != SOLVED:
+            continue
         for t in range(k):
-            weights[p, rows[t]] = w[t]
-    return weights, n_iter, status
+            weights[p, rows[t]], deltas[p, rows[t]] = w[t], delta[t]
+        for j in range(m):
+            if not chosen[j]:
+                deltas[p, j] = _inverse_quad(A, C[p, j], v)
+        for a in range(r):
+            logdet[p] += 2.0 * np.log(A[a, a])
+    return weights, n_iter, status, deltas, logdet
 
 
 def precompile() -> None:
