@@ -5,6 +5,7 @@ and KKT conditions, the span (Woodbury) applications of A and A^{-1} against den
 algebra, and the printed update."""
 
 import mvce_reference as reference
+import numba
 import numpy as np
 import pytest
 
@@ -202,6 +203,25 @@ def test_nested_hints_over_an_m_grid_reach_every_optimum():
             assert best - 1e-12 <= res.logdet[i] + res.gap[i] and res.logdet[i] <= best + 1e-12
         hint = mvce.nested_support(res, {9: 16, 16: 24, 24: 40, 40: 40}[m])
         assert hint[:, m:].all()
+
+
+def test_newton_passes_the_argument_types_that_make_install_precompiles(monkeypatch):
+    # numba compiles (and caches) one machine-code version per argument type; a read-only or
+    # non-contiguous array is another type, which a job would then compile for seconds
+    compiled, seen = mvce_compiled.interior_point, []
+
+    def record(*args):
+        seen.append(tuple(numba.typeof(a) for a in args))
+        return compiled(*args)
+
+    monkeypatch.setattr(mvce_compiled, "interior_point", record)
+    mvce_compiled.precompile()
+    Z = problem(12, 4, b=3)
+    mvce.newton(Z)
+    mvce.newton(Z, support=np.broadcast_to(np.ones(12, dtype=bool), (3, 12)))
+    hint = mvce.nested_support(mvce.solve(Z[:, :8], tol=1e-9), 12)
+    mvce.solve(Z[1:], tol=1e-9, support=hint[1:])
+    assert len(seen) == 5 and len(set(seen)) == 1
 
 
 @pytest.mark.parametrize("support, message", [

@@ -331,7 +331,8 @@ def _check_support(support, b: int, m: int) -> np.ndarray:
     if support.dtype != bool or support.shape not in ((m,), (b, m)):
         raise ValueError(f"support must be a bool array of shape ({m},) or ({b}, {m}), got "
                          f"{support.dtype} {support.shape}")
-    support = np.ascontiguousarray(np.broadcast_to(support, (b, m)))
+    # a writable copy: numba compiles (and caches) read-only arrays as another type
+    support = np.array(np.broadcast_to(support, (b, m)), order="C")
     if not support.any(axis=1).all():
         raise ValueError("support marks no point for problem "
                          f"{int(np.flatnonzero(~support.any(axis=1))[0])}")
