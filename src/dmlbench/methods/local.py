@@ -54,7 +54,9 @@ Deviations and choices (also in the README):
   serves every k). The neighbourhoods of a point are nested, so the solution for one m tells
   the Newton method which points can carry weight at the next (`mvce.nested_support`): it
   solves on those first and adds any point the certificate needs, to the same duality gap
-  (measured on wdbc, ionosphere and segment: 1.4x-1.55x less solver time over the grid).
+  (`benchmarks/mvce_speed.py`, section 4: 1.1x-1.6x less solver time over the grid on wine,
+  housevotes, wdbc, ionosphere and segment; none where nearly every neighbour is a support
+  point, as on satimage).
 """
 
 from __future__ import annotations
