@@ -49,8 +49,11 @@ def main(argv=None) -> None:
 
     def per_job(seconds: dict[str, float]) -> str:
         """mean RMVEM form / mean RMLE form, when both ran"""
-        a, b = [seconds[m] for m in rmvem if m in seconds], [seconds[m] for m in rmle if m in seconds]
-        return f"; RMVEM / RMLE per job {(sum(a) / len(a)) / (sum(b) / len(b)):.2f}x" if a and b else ""
+        a = [seconds[m] for m in rmvem if m in seconds]
+        b = [seconds[m] for m in rmle if m in seconds]
+        if not (a and b):
+            return ""
+        return f"; RMVEM / RMLE per job {(sum(a) / len(a)) / (sum(b) / len(b)):.2f}x"
     for name in sorted({d for d, _ in times}):
         if args.datasets and name not in args.datasets:
             continue

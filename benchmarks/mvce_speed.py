@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -295,6 +296,19 @@ def newton_paths(shapes, batch: int, cases, count: int, cache: str) -> None:
          mvce_newton.KERNEL_PER_PROBLEM_FROM_MR) = saved
 
 
+def solve_grid(Z: np.ndarray, grid: list[int], hints: bool):
+    """Every m of `grid` solved on the first m columns of Z (nested neighbourhoods), each with
+    the hint of the solution before it (`hints`) or without; the results and the hints' sizes
+    as fractions of m."""
+    out, hint, sizes = [], None, []
+    for i, m in enumerate(grid):
+        out.append(mvce.solve(Z[:, :m], tol=1e-9, support=hint))
+        if hints and i + 1 < len(grid):
+            hint = mvce.nested_support(out[-1], grid[i + 1])
+            sizes.append(hint.sum(axis=1).mean() / grid[i + 1])
+    return out, sizes
+
+
 def nested_hints(names, cache: str) -> None:
     """Section 4: solving RMVEM's m grid for every training point of a fold with and without
     the hint the solution for one m gives the next (`mvce.nested_support`)."""
@@ -315,18 +329,8 @@ def nested_hints(names, cache: str) -> None:
         grid = default_m_grid(d, n, 12)
         nbr = euclidean_kneighbors(X, X, max(grid), exclude_self=True)[1]
         Z = X[nbr] - X[:, None, :]
-        plain, t_plain = cpu(lambda: [mvce.solve(Z[:, :m], tol=1e-9) for m in grid])
-
-        def hinted():
-            out, hint = [], None
-            for i, m in enumerate(grid):
-                out.append(mvce.solve(Z[:, :m], tol=1e-9, support=hint))
-                if i + 1 < len(grid):
-                    hint = mvce.nested_support(out[-1], grid[i + 1])
-                    sizes.append(hint.sum(axis=1).mean() / grid[i + 1])
-            return out
-        sizes: list[float] = []
-        nested, t_nested = cpu(hinted)
+        (plain, _), t_plain = cpu(partial(solve_grid, Z, grid, hints=False))
+        (nested, sizes), t_nested = cpu(partial(solve_grid, Z, grid, hints=True))
         steps = [np.mean([r.n_iter.mean() for r in rs]) for rs in (plain, nested)]
         dl = max(np.max(np.abs(a.logdet - b.logdet) / np.abs(a.logdet))
                  for a, b in zip(plain, nested))

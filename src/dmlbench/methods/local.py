@@ -55,8 +55,8 @@ Deviations and choices (also in the README):
   the Newton method which points can carry weight at the next (`mvce.nested_support`): it
   solves on those first and adds any point the certificate needs, to the same duality gap
   (`benchmarks/mvce_speed.py`, section 4: 1.1x-1.6x less solver time over the grid on wine,
-  housevotes, wdbc, ionosphere and segment; none where nearly every neighbour is a support
-  point, as on satimage).
+  housevotes, wdbc, ionosphere and segment; almost none where nearly every neighbour is a
+  support point, as on satimage).
 """
 
 from __future__ import annotations

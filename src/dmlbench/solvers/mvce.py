@@ -335,7 +335,8 @@ def _check_support(support, b: int, m: int) -> np.ndarray:
     support = np.array(np.broadcast_to(support, (b, m)), order="C")
     if not support.any(axis=1).all():
         raise ValueError("support marks no point for problem "
-                         f"{int(np.flatnonzero(~support.any(axis=1))[0])}")
+                         f"{int(np.flatnonzero(~support.any(axis=1))[0])}: mark at least one "
+                         "point per problem, or pass support=None to solve on every point")
     return support
 
 

@@ -23,8 +23,8 @@ the Cholesky factor of A at the solution) decides whether the rows outside the e
 be added, and the enlarged problem is solved again from its uniform start. The rows never
 added keep weight 0, and the gap over all rows is <= tol as without a hint. Over RMVEM's m
 grid the hint (`mvce.nested_support`) takes 1.1x-1.6x less solver time
-(`benchmarks/mvce_speed.py`, section 4). Tried and not kept (on the leave-one-out
-neighbourhoods of wdbc): a warm start from the previous m's weights, mixed with the uniform ones and
+(`benchmarks/mvce_speed.py`, section 4). Tried and not kept (exploratory measurements on the
+leave-one-out neighbourhoods of wdbc, scripts not kept): a warm start from the previous m's weights, mixed with the uniform ones and
 centred or dual-feasible, took 8.2-11.1 Newton steps against 8.4 from the uniform start;
 dropping rows whose weight fell below 1e-3 / k from the third step on saved 13 % without a
 hint and under 3 % with one.
