@@ -177,6 +177,31 @@ def test_leave_one_out_selection_per_k_equals_brute_force():
     assert info["m_grid"] == [3.0, 5.0, 8.0] and info["mvce_gap_max"] >= 0
 
 
+def test_train_kneighbors_reuses_the_selection_solutions_and_equals_brute_force(monkeypatch):
+    """The leave-one-out search of the training set at the chosen m takes the MVCE weights the
+    selection solved for the same neighbourhoods (no solve), and its lists are those of the
+    independent reference; with subsampled selection queries it solves them itself."""
+    X, y = blobs(n=36, d=2, seed=7)
+    subsampled = make("rmvem", {"m_grid": [3, 5, 8], "k_select": [1, 3],
+                                "max_selection_queries": 10, "random_state": 0}).fit(X, y)
+    est = make("rmvem", {"m_grid": [3, 5, 8], "k_select": [1, 3]}).fit(X, y)
+    refs = {}
+    for fitted in (subsampled, est):
+        m = fitted.selected_[1][0]
+        refs[m] = dense_search(X, X, m, 1e-4, "literal", 4, exclude=np.arange(36))
+        dist, ind = fitted.train_kneighbors(4)
+        np.testing.assert_allclose(dist, refs[m][0], rtol=1e-6)
+        np.testing.assert_array_equal(ind, refs[m][1])
+
+    def no_solve(*args, **kwargs):
+        raise AssertionError("train_kneighbors solved the selection's problems again")
+    monkeypatch.setattr(local.mvce, "solve", no_solve)
+    dist, ind = est.train_kneighbors(4)
+    m = est.selected_[1][0]
+    np.testing.assert_allclose(dist, refs[m][0], rtol=1e-6)
+    np.testing.assert_array_equal(ind, refs[m][1])
+
+
 def test_evaluate_votes_each_k_on_its_own_list():
     X, y = blobs(n=60, d=3, seed=8)
     Xt, yt = blobs(n=20, d=3, seed=9)

@@ -339,3 +339,21 @@ def test_bad_arrays_are_named():
         mvce.titterington(Z)
     with pytest.raises(ValueError, match="eps must be > 0"):
         mvce.cvxpy_reference(problem(5, 3), eps=0)
+
+
+def test_at_weights_evaluates_log_det_and_gap_densely():
+    """A result rebuilt from given weights (a selection's solutions, reused) has the log det and
+    certificate of the dense matrix at those weights, for one problem and for a batch."""
+    Z = problem(20, 6, seed=2, b=3)
+    w = np.random.default_rng(0).dirichlet(np.ones(20), size=3)
+    res = mvce.at_weights(Z, 1e-4, w, tol=1e-7)
+    for i in range(3):
+        A = Z[i].T @ (Z[i] * w[i][:, None]) + 1e-4 * np.eye(6)
+        delta = np.einsum("md,md->m", Z[i], np.linalg.solve(A, Z[i].T).T)
+        assert res.logdet[i] == pytest.approx(np.linalg.slogdet(A)[1], abs=1e-9)
+        assert res.gap[i] == pytest.approx(delta.max() - w[i] @ delta, rel=1e-8)
+    assert res.solver == "given" and not res.converged.any()
+    one = mvce.at_weights(Z[0], 1e-4, w[0], tol=1e-7)
+    assert one.logdet == pytest.approx(res.logdet[0], abs=1e-12)
+    with pytest.raises(ValueError, match=r"weights must have shape \(3, 20\)"):
+        mvce.at_weights(Z, 1e-4, w[:, :5], tol=1e-7)

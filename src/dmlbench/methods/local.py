@@ -56,7 +56,10 @@ Deviations and choices (also in the README):
   solves on those first and adds any point the certificate needs, to the same duality gap
   (`benchmarks/mvce_speed.py`, section 4: 1.1x-1.6x less solver time over the grid on wine,
   housevotes, wdbc, ionosphere and segment; almost none where nearly every neighbour is a
-  support point, as on satimage).
+  support point, as on satimage). `train_kneighbors` (the training set's leave-one-out lists,
+  for its hubness) searches the same neighbourhoods at the chosen m, so it reuses the
+  selection's MVCE weights instead of solving them again (when every training point was a
+  selection query).
 """
 
 from __future__ import annotations
@@ -137,6 +140,7 @@ class LocalMetric(KNeighborsMethod):
                        "solvers": set()}
         self._nbr_train = euclidean_kneighbors(self._space, self._space, max(self.m_grid_),
                                                exclude_self=True)[1]
+        self._loo_solution = None
         if len(self.m_grid_) == 1 and len(self.candidates_) == 1:
             self.loo_error_ = None
             self.selected_ = {int(k): (self.m_grid_[0], 0) for k in self.k_select}
@@ -154,7 +158,9 @@ class LocalMetric(KNeighborsMethod):
         return X / norms[:, None]
 
     def _select(self) -> None:
-        """Leave-one-out k-NN error of every (m, candidate) for every k of `k_select`."""
+        """Leave-one-out k-NN error of every (m, candidate) for every k of `k_select`. When every
+        training point is a query, the MVCE weights of the best m for the smallest k so far
+        are kept (`_loo_solution`): `train_kneighbors` reuses them for the chosen m."""
         n = self.X_.shape[0]
         queries = np.arange(n)
         if self.max_selection_queries is not None and self.max_selection_queries < n:
@@ -163,16 +169,18 @@ class LocalMetric(KNeighborsMethod):
         ks = sorted(int(k) for k in self.k_select)
         n_classes = int(self.y_.max()) + 1
         errors = np.zeros((len(self.m_grid_), len(self.candidates_), len(ks)))
-        support = None
+        support, best = None, np.inf
         for i, m in enumerate(self.m_grid_):
             next_m = self.m_grid_[i + 1] if i + 1 < len(self.m_grid_) else None
-            lists, support = self._search(self.X_[queries], self._nbr_train[queries], m,
-                                          list(range(len(self.candidates_))), max(ks),
-                                          exclude=queries, support=support, next_m=next_m)
+            lists, support, weights = self._search(
+                self.X_[queries], self._nbr_train[queries], m, list(range(len(self.candidates_))),
+                max(ks), exclude=queries, support=support, next_m=next_m)
             for c, (_, ind) in enumerate(lists):
                 for j, k in enumerate(ks):
                     pred = knn_vote(self.y_[ind[:, :k]], n_classes)
                     errors[i, c, j] = np.mean(pred != self.y_[queries])
+            if weights is not None and queries.size == n and errors[i, :, 0].min() < best:
+                best, self._loo_solution = errors[i, :, 0].min(), (m, weights)
         self.loo_error_ = errors
         self.selected_ = {}
         for j, k in enumerate(ks):
@@ -190,12 +198,16 @@ class LocalMetric(KNeighborsMethod):
             eps = np.where(zero, eps, eps * scale)
         return eps
 
-    def _solve(self, Z: np.ndarray, eps: np.ndarray,
-               support: np.ndarray | None) -> tuple[mvce.MVCEResult, np.ndarray]:
+    def _solve(self, Z: np.ndarray, eps: np.ndarray, support: np.ndarray | None,
+               weights: np.ndarray | None = None) -> tuple[mvce.MVCEResult, np.ndarray]:
         """The metric's matrix for each neighbourhood, and the tie band its accuracy allows
-        (`support`: the MVCE solver's hint, `mvce.nested_support`)."""
+        (`support`: the MVCE solver's hint, `mvce.nested_support`; `weights`: MVCE weights
+        solved earlier for these neighbourhoods, used instead of solving)."""
         if self.weighting == "uniform":
             return mvce.regularised_covariance(Z, eps), np.full(Z.shape[0], TIE_RTOL)
+        if weights is not None:
+            res = mvce.at_weights(Z, eps, weights, self.tol)
+            return res, certified_band(np.maximum(res.gap, self.tol))
         res = mvce.solve(Z, eps, tol=self.tol, max_iter=self.max_iter, solver=self.solver,
                          support=support)
         self._stats["iterations"].append(res.n_iter)
@@ -206,32 +218,38 @@ class LocalMetric(KNeighborsMethod):
 
     def _search(self, Q: np.ndarray, nbr: np.ndarray, m: int, cands: list[int], depth: int,
                 exclude: np.ndarray | None = None, support: np.ndarray | None = None,
-                next_m: int | None = None):
+                next_m: int | None = None, weights: np.ndarray | None = None):
         """For each candidate in `cands`, the `depth` nearest training points of every query of
         Q under its own GQD (neighbourhood: the first m columns of `nbr`), in the order of the
         tie rule (`dmlbench.measure.local_neighbours`); `exclude[i]` is a training index left
-        out for query i (leave-one-out). Returns (that list, the MVCE hint for the nested
-        neighbourhoods of size `next_m`, or None); `support` is this m's hint."""
+        out for query i (leave-one-out). `support` is this m's MVCE hint; `weights` (q, m),
+        MVCE weights solved earlier for these neighbourhoods, replace the solves. Returns (that
+        list, the MVCE hint for the nested neighbourhoods of size `next_m` or None, the MVCE
+        weights (q, m), None for uniform weights)."""
         X, d = self.X_, self.X_.shape[1]
         q = Q.shape[0]
         out = [(np.empty((q, depth)), np.empty((q, depth), dtype=np.int64)) for _ in cands]
-        hint = None if next_m is None or self.weighting == "uniform" else (
-            np.empty((q, next_m), dtype=bool))
+        mvce_weights = self.weighting != "uniform"
+        hint = np.empty((q, next_m), dtype=bool) if next_m is not None and mvce_weights else None
+        solved = np.empty((q, m)) if mvce_weights else None
         batch = max(1, min(MVCE_BATCH, MAX_BLOCK_BYTES // (8 * m * d)))
         for start in range(0, q, batch):
             sl = slice(start, min(start + batch, q))
             Z = X[nbr[sl, :m]] - Q[sl][:, None, :]
             eps = self._eps(Z)
-            res, band = self._solve(Z, eps, None if support is None else support[sl])
+            res, band = self._solve(Z, eps, None if support is None else support[sl],
+                                    None if weights is None else weights[sl])
             if hint is not None:
                 hint[sl] = mvce.nested_support(res, next_m)
+            if solved is not None:
+                solved[sl] = res.weights
             lam, V = res.eigh()
             for c, cand in enumerate(cands):
                 g, g_perp = self._gains(lam, eps, d, self.candidates_[cand])
                 found = search(self._train, Q[sl], V, g, g_perp, depth, band,
                                None if exclude is None else exclude[sl])
                 out[c][0][sl], out[c][1][sl] = found
-        return out, hint
+        return out, hint, solved
 
     def _query_neighbourhoods(self, Q: np.ndarray, m: int) -> np.ndarray:
         space = self._neighbourhood_space(Q, "query X")
@@ -268,8 +286,9 @@ class LocalMetric(KNeighborsMethod):
         self._check_depth(n_neighbors, self.X_.shape[0] - 1)
         m, c = self.selected_[min(self.selected_)]
         n = self.X_.shape[0]
-        return self._search(self.X_, self._nbr_train, m, [c], n_neighbors,
-                            exclude=np.arange(n))[0][0]
+        kept = self._loo_solution
+        return self._search(self.X_, self._nbr_train, m, [c], n_neighbors, exclude=np.arange(n),
+                            weights=kept[1] if kept is not None and kept[0] == m else None)[0][0]
 
     def fit_info(self) -> dict:
         info: dict = {"m_grid": [float(m) for m in self.m_grid_]}

@@ -405,6 +405,22 @@ def regularised_covariance(Z, eps=1e-4) -> MVCEResult:
                    np.ones(b, dtype=bool), batched, "uniform")
 
 
+def at_weights(Z, eps, weights, tol: float) -> MVCEResult:
+    """The result at `weights` (m,) or (b, m) solved earlier for the same Z and eps (e.g. a
+    model selection's solutions, reused): log det and gap evaluated here, `n_iter` 0,
+    `converged` gap <= tol, `solver` "given"."""
+    Z, eps, batched = _check(Z, eps)
+    b, m, d = Z.shape
+    w = np.asarray(weights, dtype=float)
+    w = w if batched else w[None]
+    if w.shape != (b, m):
+        expected = (b, m) if batched else (m,)
+        raise ValueError(f"weights must have shape {expected} (one per point of Z), got "
+                         f"{np.shape(weights)}")
+    C, Q = span_coordinates(Z)
+    return _result(C, Q, d, w, eps, np.zeros(b, dtype=np.int64), None, batched, "given", tol)
+
+
 #: the CVXPY solvers `cvxpy_reference` tries, in order, on each problem
 REFERENCE_SOLVERS = ("CLARABEL", "SCS")
 
