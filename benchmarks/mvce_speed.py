@@ -360,7 +360,8 @@ def main(argv=None) -> None:
                              ("ionosphere", 66), ("satimage", 72)], count=32, cache=args.cache)
             rmvem_prediction(n=7291, d=256, m=50, queries=[1000, 3000], single=50)
             newton_paths([(12, 4), (20, 10), (24, 12), (30, 10), (40, 20), (60, 20), (90, 30),
-                          (108, 36), (120, 60), (240, 60), (256, 128)], batch=256,
+                          (108, 36), (120, 60), (240, 60), (256, 128), (320, 100), (400, 128)],
+                         batch=256,
                          cases=["balance-scale", "iris", "pima", "wine", "housevotes", "segment",
                                 "wdbc", "ionosphere", "satimage", "digits"],
                          count=128, cache=args.cache)

@@ -47,9 +47,10 @@ SOLVERS = ("auto", "newton", "titterington")
 #: Titterington iterations `solve(solver="auto")` tries first when m <= d
 AUTO_TITTERINGTON = 10
 #: `newton` runs the compiled implementation (`mvce_compiled`) up to this m, the batched numpy
-#: one above: `benchmarks/mvce_speed.py`, section 3, measures the compiled one 1.1x-1.2x faster
-#: at m = 240-256, so larger m, where LAPACK's blocked factorisations gain, keep numpy's
-COMPILED_UP_TO_M = 256
+#: one above: `benchmarks/mvce_speed.py`, section 3, measures the compiled one 1.3x-1.4x faster
+#: at m = 240-320 and 1.1x at m = 400, so larger m, where LAPACK's blocked factorisations
+#: gain, keep numpy's
+COMPILED_UP_TO_M = 400
 
 
 @dataclass

@@ -9,10 +9,14 @@ the Cholesky factor of A = C^T W C + eps I; the weights agree with the batched i
 rounding and the step counts are the same. For RMVEM's neighbourhoods (m up to a few hundred)
 the batched numpy implementation spends much of its time in per-call overhead (a dozen array
 operations or LAPACK calls per step on 10 x 10 to 100 x 100 matrices); compiled loops over one
-problem at a time, with every buffer allocated once, avoid it: 1.1x-2.5x faster from m = 12 to
-m = 256 (`benchmarks/mvce_speed.py`, section 3, times both on the same problems). The Cholesky
-factorisations and substitutions are written out because LAPACK cannot be called per problem
-from compiled code without that overhead.
+problem at a time, with every buffer allocated once, avoid it: 2x-4x faster from m = 12 to
+m = 108 and 1.1x-1.4x from m = 240 to m = 400 (`benchmarks/mvce_speed.py`, section 3, times
+both on the same problems). The Cholesky factorisations, substitutions and products are
+written out because LAPACK and BLAS cannot be called per problem from compiled code without
+that overhead; the products (`_gram_lower`) and the Cholesky factorisation compute several
+results per pass over a row (register blocking), which made a solve 1.1x-1.7x faster than
+one dot product at a time (at 4ca74b6, on random problems from m = 6, d = 4 to m = 108,
+d = 36, the same steps).
 
 A problem whose A or Newton matrix is not positive definite in floating point (the batched path
 then falls back to LU) is flagged in `status` and left to the batched implementation.
@@ -24,10 +28,13 @@ be added, and the enlarged problem is solved again from its uniform start. The r
 added keep weight 0, and the gap over all rows is <= tol as without a hint. Over RMVEM's m
 grid the hint (`mvce.nested_support`) takes 1.1x-1.6x less solver time
 (`benchmarks/mvce_speed.py`, section 4). Tried and not kept (exploratory measurements on the
-leave-one-out neighbourhoods of wdbc, scripts not kept): a warm start from the previous m's weights, mixed with the uniform ones and
-centred or dual-feasible, took 8.2-11.1 Newton steps against 8.4 from the uniform start;
-dropping rows whose weight fell below 1e-3 / k from the third step on saved 13 % without a
-hint and under 3 % with one.
+leave-one-out neighbourhoods of wdbc, scripts not kept): a warm start from the previous m's
+weights, mixed with the uniform ones and centred or dual-feasible, took 8.2-11.1 Newton steps
+against 8.4 from the uniform start; an active-set Newton method on the weights, warm-started
+from the previous m's solution, took 12-17 steps against the interior point's 6.4-7.8 (on
+wine and wdbc); dropping rows whose weight fell below 1e-3 / k from the third step on saved
+13 % without a hint and under 3 % with one; BLAS products (numba's np.dot) instead of the
+written-out ones: no faster at these sizes.
 """
 
 from __future__ import annotations
