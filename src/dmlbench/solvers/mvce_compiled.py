@@ -320,8 +320,9 @@ def interior_point(C: np.ndarray, eps: np.ndarray, tol: float, max_iter: int,
                     k += 1
             steps, ok = _solve_subset(
                 Cs[:k], eps[p], tol, max_iter - n_iter[p], w[:k], s[:k], A,
-                Ub[:r * k].reshape(r, k), Sb[:r * k].reshape(r, k), Stb[:k * r].reshape(k, r), Kb[:k * k].reshape(k, k),
-                Mb[:k * k].reshape(k, k), delta[:k], x[:k], e[:k], dw[:k], ds[:k], target[:k])
+                Ub[:r * k].reshape(r, k), Sb[:r * k].reshape(r, k), Stb[:k * r].reshape(k, r),
+                Kb[:k * k].reshape(k, k), Mb[:k * k].reshape(k, k), delta[:k], x[:k], e[:k],
+                dw[:k], ds[:k], target[:k])
             n_iter[p] += steps
             if not ok:
                 status[p] = NOT_POSITIVE_DEFINITE
