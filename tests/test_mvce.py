@@ -357,3 +357,19 @@ def test_at_weights_evaluates_log_det_and_gap_densely():
     assert one.logdet == pytest.approx(res.logdet[0], abs=1e-12)
     with pytest.raises(ValueError, match=r"weights must have shape \(3, 20\)"):
         mvce.at_weights(Z, 1e-4, w[:, :5], tol=1e-7)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 6, 7, 9, 12])
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_blocked_gram_and_cholesky_equal_numpy(rows, n):
+    """The compiled kernel's register-blocked products and factorisation, for row counts that
+    fill the 2 x 4 blocks exactly, partly and not at all, against numpy."""
+    X = np.random.default_rng([rows, n]).normal(size=(rows, n))
+    out = np.zeros((rows, rows))
+    mvce_compiled._gram_lower(X, out)
+    np.testing.assert_allclose(np.tril(out), np.tril(X @ X.T), rtol=1e-12, atol=1e-12)
+    M = X @ X.T + n * np.eye(rows)
+    L = M.copy()
+    assert mvce_compiled._cholesky(L, rows)
+    np.testing.assert_allclose(np.tril(L), np.linalg.cholesky(M), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.triu(L), np.linalg.cholesky(M).T, rtol=1e-10, atol=1e-12)
