@@ -15,8 +15,8 @@ both on the same problems). The Cholesky factorisations, substitutions and produ
 written out because LAPACK and BLAS cannot be called per problem from compiled code without
 that overhead; the products (`_gram_lower`) and the Cholesky factorisation compute several
 results per pass over a row (register blocking), which made a solve 1.1x-1.7x faster than
-one dot product at a time (at 4ca74b6, on random problems from m = 6, d = 4 to m = 108,
-d = 36, the same steps).
+one dot product at a time (an exploratory measurement, script not kept: at 4ca74b6, random
+problems from m = 6, d = 4 to m = 108, d = 36, the same steps).
 
 A problem whose A or Newton matrix is not positive definite in floating point (the batched path
 then falls back to LU) is flagged in `status` and left to the batched implementation.
