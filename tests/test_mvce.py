@@ -357,6 +357,8 @@ def test_at_weights_evaluates_log_det_and_gap_densely():
     assert one.logdet == pytest.approx(res.logdet[0], abs=1e-12)
     with pytest.raises(ValueError, match=r"weights must have shape \(3, 20\)"):
         mvce.at_weights(Z, 1e-4, w[:, :5], tol=1e-7)
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        mvce.at_weights(Z, 1e-4, -w, tol=1e-7)
 
 
 @pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 6, 7, 9, 12])

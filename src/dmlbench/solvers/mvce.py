@@ -417,7 +417,10 @@ def at_weights(Z, eps, weights, tol: float) -> MVCEResult:
     if w.shape != (b, m):
         expected = (b, m) if batched else (m,)
         raise ValueError(f"weights must have shape {expected} (one per point of Z), got "
-                         f"{np.shape(weights)}")
+                         f"{np.shape(weights)}: pass the weights solved for this Z")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise ValueError("weights must be finite and >= 0 (a solution's weights on the simplex); "
+                         "pass the weights solved for this Z")
     C, Q = span_coordinates(Z)
     return _result(C, Q, d, w, eps, np.zeros(b, dtype=np.int64), None, batched, "given", tol)
 
