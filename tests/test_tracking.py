@@ -178,6 +178,28 @@ def test_duplicates_of_a_key_resolve_to_the_oldest_finished_run(mlflow_uri, reco
         assert client.get_run(run_id).info.lifecycle_stage == "deleted"
 
 
+def test_resolves_from_out_of_date_views_keep_one_run_per_key(mlflow_uri, record_files,
+                                                               monkeypatch):
+    """The race two workflows tracking into one server ran into: ingest B looks while A's older
+    run is still RUNNING, A looks after it finished; then each resolves from its own view. Both
+    views may delete only runs younger than a finished one, so the older run stays."""
+    first = tracking.ingest(record_files)
+    client = tracking.client()
+    exp_id = first["experiment_id"]
+    child_key, older = next(iter(next(iter(first["parents"].values()))["children"].items()))
+    younger = tracking._start(client, exp_id, child_key, "split", "copy")
+    client.set_terminated(younger)
+    client.update_run(older, status="RUNNING")
+    view_of_b = tracking.existing_runs(client, exp_id)
+    client.set_terminated(older)
+    view_of_a = tracking.existing_runs(client, exp_id)
+    for view in (view_of_b, view_of_a):
+        monkeypatch.setattr(tracking, "existing_runs", lambda *_, view=view: view)
+        tracking.resolve_duplicates(client, exp_id, {child_key})
+    stages = {run_id: client.get_run(run_id).info.lifecycle_stage for run_id in (older, younger)}
+    assert stages == {older: "active", younger: "deleted"}
+
+
 def test_the_winning_parent_adopts_the_winning_children(mlflow_uri, record_files):
     first = tracking.ingest(record_files)
     client = tracking.client()

@@ -11,15 +11,20 @@ updates its run instead of adding one.
 
 Concurrency. MLflow has no transactions and no unique constraint on tags, so two ingests of the
 same key (two workflows tracking into one experiment, or a rerun next to a killed one) may both
-create a run. Each ingest therefore (1) reuses an existing run of a key when it finds one, (2)
-finishes every run it writes (status FINISHED last), and (3) then resolves duplicates among the
-keys it wrote: the winner is the FINISHED run with the oldest start time (ties by run id), every
-other run of that key is deleted, and the winner's children point to the winning parent. The rule
-needs no coordination: the oldest finished run is never deleted by anyone, and the last ingest to
-finish sees every finished run, so exactly one run per key remains. An ingest whose own run was
-deleted under it (a sibling had finished first) adopts the winner. A run left RUNNING by a killed
-ingest is reused by the next ingest of its key, or deleted once a finished sibling exists.
-Readers (the report) take the winner among duplicates they may see meanwhile (`canonical_runs`).
+create a run. Each ingest therefore (1) reuses the oldest existing run of a key when it finds one,
+(2) finishes every run it writes (status FINISHED last), and (3) then resolves duplicates among the
+keys it wrote: the winner is the key's oldest run (start time, ties by run id); once it is FINISHED
+every younger run of the key is deleted, and while it is still RUNNING nothing of the key is
+deleted. The winner's children are pointed to the winning parent. The rule needs no coordination
+and holds with out-of-date views: a run is only ever deleted by someone who saw an older run
+FINISHED, so the oldest run that ever finishes is deleted by nobody, and the last ingest to finish
+sees it finished and deletes the rest: exactly one run per key remains. (Preferring any FINISHED
+run over an older RUNNING one, as this module once did, let two ingests delete each other's runs:
+one saw the older run still RUNNING, the other saw it finished.) An ingest whose own run was
+deleted under it (an older sibling had finished first) adopts the winner. A run left RUNNING by a
+killed ingest is reused, finished and kept by the next ingest of its key when it is the oldest,
+else deleted once an older sibling has finished. Readers (the report) prefer FINISHED runs among
+duplicates they may see meanwhile (`canonical_runs`).
 """
 
 from __future__ import annotations
@@ -117,8 +122,9 @@ def experiment_id(mlclient, name: str) -> str:
 
 
 def _rank(run) -> tuple:
-    """Order of precedence among runs of one key: finished first, then the oldest, then by id."""
-    return (run.info.status != "FINISHED", run.info.start_time or 0, run.info.run_id)
+    """Order of precedence among runs of one key: the oldest first, ties by id. Not the status:
+    a run seen RUNNING may have finished since (see the module's note on concurrency)."""
+    return (run.info.start_time or 0, run.info.run_id)
 
 
 def existing_runs(mlclient, exp_id: str) -> dict[str, list]:
@@ -136,8 +142,9 @@ def existing_runs(mlclient, exp_id: str) -> dict[str, list]:
 
 
 def canonical_runs(frame):
-    """One row per `dmlbench.key` of a `mlflow.search_runs` DataFrame: the run that wins among
-    duplicates (see `ingest`), so readers agree with writers while two ingests overlap."""
+    """One row per `dmlbench.key` of a `mlflow.search_runs` DataFrame: the oldest FINISHED run
+    among duplicates, which is the writers' winner once the writing is over (see the module's
+    note); while ingests overlap, readers show a finished run rather than one still written."""
     column = f"tags.{KEY}"
     if frame.empty or column not in frame:
         return frame
@@ -244,8 +251,8 @@ def _deleted(mlclient, run_id: str) -> bool:
 
 
 def _write(mlclient, exp_id: str, key: str, run_id: str, write) -> str:
-    """`write(run_id)`; if a concurrent ingest deleted that run meanwhile (its sibling finished
-    first), write into the key's winner instead. Returns the run written."""
+    """`write(run_id)`; if a concurrent ingest deleted that run meanwhile (an older sibling
+    had finished), write into the key's winner instead. Returns the run written."""
     from mlflow.exceptions import MlflowException
 
     for _ in range(3):
@@ -264,8 +271,8 @@ def _write(mlclient, exp_id: str, key: str, run_id: str, write) -> str:
 
 
 def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
-    """Keep one run per key of `keys` (the oldest FINISHED one), delete the others, point the
-    winning children to the winning parent. Returns {key: winning run id}."""
+    """Keep one run per key of `keys` (the oldest), deleting the younger ones once the oldest is
+    FINISHED; point the winning children to the winning parent. Returns {key: winning run id}."""
     from mlflow.exceptions import MlflowException
 
     runs = existing_runs(mlclient, exp_id)
@@ -276,7 +283,7 @@ def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
             continue
         winners[key] = candidates[0].info.run_id
         if candidates[0].info.status != "FINISHED":
-            continue  # nothing finished yet: leave the writers alone
+            continue  # the oldest is still being written: leave every writer alone
         for loser in candidates[1:]:
             try:
                 mlclient.delete_run(loser.info.run_id)
