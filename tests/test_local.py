@@ -101,6 +101,21 @@ def test_distances_equal_a_dense_computation_per_query(name, params, kind, opts)
 
 
 @pytest.mark.parametrize("form", ["literal", "inverse"])
+def test_gqd_factor_rebuilds_the_metric_matrix(form):
+    """The Cholesky route `search` gets for m >= d: unit columns V and gains g with
+    V diag(g) V^T = A or A^{-1} (numpy's dense inverse) on features scaled over two decades."""
+    rng = np.random.default_rng(4)
+    Z = rng.normal(size=(5, 9, 6)) * np.logspace(-1, 1, 6)  # cond(A) about 1e4
+    A = np.swapaxes(Z, 1, 2) @ Z / 9 + 1e-4 * np.eye(6)
+    V, g = local.gqd_factor(A, form)
+    M = A if form == "literal" else np.linalg.inv(A)
+    np.testing.assert_allclose(np.linalg.norm(V, axis=1), 1.0, rtol=1e-12)
+    rebuilt = (V * g[:, None, :]) @ np.swapaxes(V, 1, 2)
+    scale = np.linalg.norm(M, axis=(1, 2))[:, None, None]
+    assert np.all(np.abs(rebuilt - M) <= 1e-9 * scale)  # rounding: about cond(A) 1e-16
+
+
+@pytest.mark.parametrize("form", ["literal", "inverse"])
 def test_m_below_d_span_form_equals_dense(form):
     X, y = blobs(n=40, d=12, seed=2)
     Q = blobs(n=5, d=12, seed=3)[0]

@@ -286,6 +286,9 @@ def test_regularised_covariance_is_uniform_weights():
     res = mvce.regularised_covariance(Z, eps=1e-2)
     np.testing.assert_allclose(res.matrix(), Z.T @ Z / 8 + 1e-2 * np.eye(3), atol=1e-12)
     assert res.gap >= mvce.titterington(Z, eps=1e-2).gap
+    bare = mvce.regularised_covariance(Z, eps=1e-2, certify=False)
+    np.testing.assert_allclose(bare.matrix(), Z.T @ Z / 8 + 1e-2 * np.eye(3), atol=1e-12)
+    assert np.isnan(bare.gap) and np.isnan(bare.logdet)
 
 
 @pytest.mark.parametrize("solver, d, m", [("newton", 6, 10), ("titterington", 6, 10),

@@ -396,14 +396,17 @@ def solve(Z, eps=1e-4, tol: float = 1e-7, max_iter: int | None = None,
                    batched, "titterington+newton", tol)
 
 
-def regularised_covariance(Z, eps=1e-4) -> MVCEResult:
+def regularised_covariance(Z, eps=1e-4, certify: bool = True) -> MVCEResult:
     """Uniform weights w = 1/m: A = (1/m) Z^T Z + eps I, the regularised local covariance of
-    RMLE (Abou-Moustafa 2017, eq. 6; Alg. 2 at t = 0). `gap` says how far it is from the MVCE."""
+    RMLE (Abou-Moustafa 2017, eq. 6; Alg. 2 at t = 0). `gap` says how far it is from the MVCE;
+    `certify=False` leaves `logdet`, `gap` and `delta` NaN, for callers that need only A (it
+    saves a Cholesky factorisation and a triangular inverse per problem)."""
     Z, eps, batched = _check(Z, eps)
     b, m, d = Z.shape
     C, Q = span_coordinates(Z)
+    skipped = None if certify else (np.full((b, m), np.nan), np.full(b, np.nan))
     return _result(C, Q, d, np.full((b, m), 1.0 / m), eps, np.zeros(b, dtype=np.int64),
-                   np.ones(b, dtype=bool), batched, "uniform")
+                   np.ones(b, dtype=bool), batched, "uniform", evaluated=skipped)
 
 
 def at_weights(Z, eps, weights, tol: float) -> MVCEResult:
