@@ -100,6 +100,19 @@ def test_distances_equal_a_dense_computation_per_query(name, params, kind, opts)
     np.testing.assert_array_equal(ind, ref_i)
 
 
+def test_packed_candidates_are_each_rows_true_columns():
+    """The exact pass's candidates: per row, the columns marked inside (np.flatnonzero), the
+    rest of the row padding marked not valid; rows with one, several and all columns marked."""
+    rng = np.random.default_rng(5)
+    inside = rng.random((7, 30)) < 0.2
+    inside[:, 3] = True
+    inside[2] = True
+    cand, valid = local_neighbours._packed(inside)
+    assert cand.shape == (7, 30) and valid.shape == cand.shape
+    for row in range(7):
+        assert sorted(cand[row][valid[row]]) == list(np.flatnonzero(inside[row]))
+
+
 @pytest.mark.parametrize("form", ["literal", "inverse"])
 def test_gqd_factor_rebuilds_the_metric_matrix(form):
     """The Cholesky route `search` gets for m >= d: unit columns V and gains g with
@@ -173,6 +186,23 @@ def test_near_ties_give_the_same_list_alone_in_a_batch_and_in_small_chunks(name,
     monkeypatch.setattr(local, "MVCE_BATCH", 1)
     monkeypatch.setattr(local, "MAX_BLOCK_BYTES", 1)
     np.testing.assert_array_equal(est.kneighbors(Q, 12)[1], whole[1])
+
+
+@pytest.mark.parametrize("gram", [True, False])
+def test_leave_one_out_lists_do_not_depend_on_the_search_blocks(monkeypatch, gram):
+    """The training set's lists (each point's own index excluded) searched in blocks of one
+    query equal the lists of one block, with the Gram form and with the span form."""
+    if not gram:
+        monkeypatch.setattr(local_neighbours, "GRAM_BYTES", 0)
+    X, y = blobs(n=60, d=4, seed=7)
+    est = make("rmvem", {"m": 7}).fit(X, y)
+    assert est._train.use_gram(4) == gram
+    whole = est.train_kneighbors(5)
+    monkeypatch.setattr(local_neighbours, "MAX_BLOCK_BYTES", 1)
+    blocks = est.train_kneighbors(5)
+    np.testing.assert_array_equal(blocks[1], whole[1])
+    np.testing.assert_allclose(blocks[0], whole[0], rtol=1e-12)
+    assert not np.any(blocks[1] == np.arange(60)[:, None])
 
 
 def test_leave_one_out_selection_per_k_equals_brute_force():

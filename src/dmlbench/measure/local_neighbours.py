@@ -5,11 +5,13 @@ M_i = V_i diag(g_i) V_i^T + g_perp_i (I - V_i V_i^T), V_i (d x r) orthonormal (t
 metrics of `dmlbench.methods.local`). Distances to all n training points are first computed
 fast and approximately, then exactly for the candidates that can reach the answer:
 
-- fast: either a Gram form, one matrix product for a block of queries, (y^T M y, from the
-  precomputed products y_a y_b, - 2 y^T M q + q^T M q; used when d (d + 1) / 2 <= 2 d r and the
-  products fit in memory), or the span form sum_k g_k (v_k^T (y - q))^2 + g_perp |y - q|^2_perp.
+- fast: either a Gram form, one matrix product for a block of queries (y^T M y - 2 y^T M q +
+  q^T M q, from the precomputed rows [y_a y_b, y, 1]; used when d (d + 1) / 2 <= 2 d r and the
+  rows fit in memory), or the span form sum_k g_k (v_k^T (y - q))^2 + g_perp |y - q|^2_perp.
   Both come with a rigorous floating-point error bound (Higham, Accuracy and Stability of
-  Numerical Algorithms, 2nd ed., sect. 3.1: |fl(a^T b) - a^T b| <= gamma_n |a|^T |b|).
+  Numerical Algorithms, 2nd ed., sect. 3.1: |fl(a^T b) - a^T b| <= gamma_n |a|^T |b|), which
+  gives a lower and an upper bound on each exact value; the Gram form's bound has the shape
+  alpha_q (|y|^2 + |q|^2), so both bounds cost two passes over the block, not one per term.
 - exact: (y - q) projected on V: sum_k g_k p_k^2 + g_perp |(y - q) - V p|^2, computed the same
   way for a pair whatever the other queries or training points, so results do not depend on
   batching or chunking.
@@ -50,7 +52,7 @@ def certified_band(gap) -> np.ndarray:
 
 class TrainingPoints:
     """The training points, centred (distances are translation invariant; centring shrinks the
-    error bounds), their norms, and the pairwise products y_a y_b (a <= b) for the Gram form."""
+    error bounds), their norms, and for the Gram form the rows [y_a y_b (a <= b), y, 1]."""
 
     def __init__(self, X: np.ndarray):
         self.mean = X.mean(axis=0)
@@ -59,8 +61,9 @@ class TrainingPoints:
         n, d = X.shape
         self.upper = np.triu_indices(d)
         self.gram = None
-        if n * len(self.upper[0]) * 8 <= GRAM_BYTES:
-            self.gram = self.X[:, self.upper[0]] * self.X[:, self.upper[1]]
+        if n * (len(self.upper[0]) + d + 1) * 8 <= GRAM_BYTES:
+            self.gram = np.hstack([self.X[:, self.upper[0]] * self.X[:, self.upper[1]], self.X,
+                                   np.ones((n, 1))])
 
     def use_gram(self, r: int) -> bool:
         d = self.X.shape[1]
@@ -83,10 +86,12 @@ def search(train: TrainingPoints, Q: np.ndarray, V: np.ndarray, g: np.ndarray,
     Qc = Q - train.mean
     for s0 in range(0, b, rows):
         sl = slice(s0, min(s0 + rows, b))
-        approx, err = (_gram_form if gram else _span_form)(train, Qc[sl], V[sl], g[sl], g_perp[sl])
+        lower, upper = (_gram_bounds if gram else _span_bounds)(train, Qc[sl], V[sl], g[sl],
+                                                                 g_perp[sl])
         if exclude is not None:
-            approx[np.arange(approx.shape[0]), exclude[sl]] = np.inf
-        dist[sl], ind[sl] = _tie_ordered(train, Qc[sl], V[sl], g[sl], g_perp[sl], approx, err,
+            each = np.arange(lower.shape[0])
+            lower[each, exclude[sl]] = upper[each, exclude[sl]] = np.inf
+        dist[sl], ind[sl] = _tie_ordered(train, Qc[sl], V[sl], g[sl], g_perp[sl], lower, upper,
                                          depth, band[sl])
     return dist, ind
 
@@ -98,25 +103,42 @@ def _common_error(train, Q, g, g_perp):
     d, r = train.X.shape[1], g.shape[1]
     top = np.maximum(np.abs(g).max(axis=1), np.abs(g_perp))
     norm = np.sqrt(train.sq)[None, :] + np.linalg.norm(Q, axis=1)[:, None]
-    return 8.0 * (d + r + 8) * (r + 2) * _EPS * top[:, None] * norm * norm
+    return _common_bound(d, r) * top[:, None] * norm * norm
 
 
-def _gram_form(train, Q, V, g, g_perp):
-    """y^T M y - 2 y^T M q + q^T M q for all training points y, and its error bound."""
-    d = train.X.shape[1]
+def _common_bound(d: int, r: int) -> float:
+    """The constant of `_common_error`'s bound, c (|y| + |q|)^2 max|gain|."""
+    return 8.0 * (d + r + 8) * (r + 2) * _EPS
+
+
+def _gram_bounds(train, Q, V, g, g_perp):
+    """Lower and upper bounds on every training point's exact squared distance: the Gram form
+    y^T M y - 2 y^T M q + q^T M q, one product of (M_ab (2 off the diagonal), -2 M q, q^T M q)
+    with the rows [y_a y_b, y, 1], -+ alpha (|y|^2 + |q|^2). alpha is twice a bound on the
+    product's round-off (gamma_p times the sum of its terms' magnitudes, <= 2 ||M||_F (|y|^2 +
+    |q|^2)) plus the common error (`_common_error`, with (|y| + |q|)^2 <= 2 (|y|^2 + |q|^2)):
+    the factor 2 also covers the round-off of subtracting and adding it."""
+    d, r = train.X.shape[1], g.shape[1]
     M = (V * (g - g_perp[:, None])[:, None, :]) @ np.swapaxes(V, 1, 2)
     M[:, np.arange(d), np.arange(d)] += g_perp[:, None]
     a, c = train.upper
-    weights = M[:, a, c] * np.where(a == c, 1.0, 2.0)
     Mq = np.einsum("bde,be->bd", M, Q)
-    q_sq = np.einsum("bd,bd->b", Q, Q)
-    approx = weights @ train.gram.T - 2.0 * (Mq @ train.X.T) + (Mq * Q).sum(axis=1)[:, None]
-    # the products' terms: |M_ab y_a y_b| sum to <= ||M||_F |y|^2, |y_a (Mq)_a| to <= |y| |Mq|
+    coef = np.concatenate([M[:, a, c] * np.where(a == c, 1.0, 2.0), -2.0 * Mq,
+                           np.einsum("bd,bd->b", Mq, Q)[:, None]], axis=1)
+    approx = coef @ train.gram.T
     fro = np.sqrt(np.einsum("bde,bde->b", M, M))
+    top = np.maximum(np.abs(g).max(axis=1), np.abs(g_perp))
     gamma = 2.0 * (a.size + 2 * d + 8) * _EPS
-    err = gamma * (fro[:, None] * (train.sq[None, :] + q_sq[:, None])
-                   + 2.0 * np.sqrt(train.sq)[None, :] * np.linalg.norm(Mq, axis=1)[:, None])
-    return approx, err + _common_error(train, Q, g, g_perp)
+    alpha = 2.0 * (2.0 * gamma * fro + 2.0 * _common_bound(d, r) * top)
+    spread = alpha[:, None] * (train.sq[None, :] + np.einsum("bd,bd->b", Q, Q)[:, None])
+    upper = approx + spread
+    return np.subtract(approx, spread, out=approx), upper
+
+
+def _span_bounds(train, Q, V, g, g_perp):
+    """Lower and upper bounds from the span form and its error bound."""
+    approx, err = _span_form(train, Q, V, g, g_perp)
+    return approx - err, approx + err
 
 
 def _span_form(train, Q, V, g, g_perp):
@@ -140,16 +162,13 @@ def exact_squared(train, Q, V, g, g_perp, cand):
     return np.maximum(d2, 0.0), np.einsum("bwd,bwd->bw", diff, diff)
 
 
-def _tie_ordered(train, Q, V, g, g_perp, approx, err, depth, band):
-    n = approx.shape[1]
-    lower = approx - err
-    kth = np.partition(approx + err, depth - 1, axis=1)[:, depth - 1]
+def _tie_ordered(train, Q, V, g, g_perp, lower, upper, depth, band):
+    upper.partition(depth - 1, axis=1)  # in place (np.partition would copy it first)
+    kth = upper[:, depth - 1]
     # every point of the groups up to the depth-th has exact value <= kth (1 + band)
     inside = lower <= (kth * (1.0 + band))[:, None]
-    width = int(inside.sum(axis=1).max())
-    cand = (np.argpartition(lower, width - 1, axis=1)[:, :width] if width < n
-            else np.broadcast_to(np.arange(n), approx.shape).copy())
-    valid = np.take_along_axis(inside, cand, axis=1)
+    cand, valid = _packed(inside)
+    width = cand.shape[1]
     d2, e2 = _exact_in_blocks(train, Q, V, g, g_perp, cand)
     d2 = np.where(valid, d2, np.inf)
     order = np.lexsort((cand, d2), axis=1)
@@ -166,6 +185,19 @@ def _tie_ordered(train, Q, V, g, g_perp, approx, err, depth, band):
     final = np.lexsort((cand, e2, group), axis=1)[:, :depth]
     return (np.sqrt(np.take_along_axis(value, final, axis=1)),
             np.take_along_axis(cand, final, axis=1))
+
+
+def _packed(inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The column indices of each row's True entries, left-aligned in a (b, width) array, width
+    the largest count; (indices, valid), the padding index 0 and not valid. One pass over
+    `inside` (a selection by partition costs several)."""
+    rows, cols = np.divmod(np.flatnonzero(inside), inside.shape[1])  # 2-d nonzero: 10x slower
+    counts = np.bincount(rows, minlength=inside.shape[0])
+    slot = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    cand = np.zeros((inside.shape[0], int(counts.max())), dtype=np.int64)
+    valid = np.zeros(cand.shape, dtype=bool)
+    cand[rows, slot], valid[rows, slot] = cols, True
+    return cand, valid
 
 
 def _exact_in_blocks(train, Q, V, g, g_perp, cand):
