@@ -141,6 +141,25 @@ def test_both_newton_implementations_reach_the_reference_optimum(path, m, d, see
         assert best - 1e-12 <= res.logdet[i] + res.gap[i] and res.logdet[i] <= best + 1e-12
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("path", ["compiled", "batched"])
+@pytest.mark.parametrize("name, m", [("iris", 5), ("wine", 14)])
+def test_a_gap_beyond_rounding_stops_at_the_optimum_without_dividing_by_zero(path, name, m,
+                                                                              monkeypatch):
+    # tol = 1e-300 cannot be certified in double precision: on these neighbourhoods (m = d + 1)
+    # the iterates drive weights, slacks and w^T s towards underflow, about 1e-4 per step, and
+    # both implementations used to divide by the zero they reached (compiled:
+    # ZeroDivisionError; numpy: NaN weights). Wherever they stop, the weights are the optimum's.
+    monkeypatch.setattr(mvce, "COMPILED_UP_TO_M", 10**6 if path == "compiled" else 0)
+    Z = real_neighbourhoods(name, m)
+    res = mvce.newton(Z, eps=1e-4, tol=1e-300, max_iter=1000)
+    assert np.all(np.isfinite(res.weights)) and np.all(res.weights >= 0)
+    np.testing.assert_allclose(res.weights.sum(axis=1), 1.0, rtol=1e-12)
+    for i in range(Z.shape[0]):
+        best = reference.logdet(Z[i], reference.weights(Z[i], 1e-4), 1e-4)
+        assert res.gap[i] <= 1e-9 and abs(res.logdet[i] - best) <= 1e-9 * abs(best)
+
+
 def test_compiled_newton_hands_back_what_it_cannot_factorise(monkeypatch):
     # A = C^T W C + eps I with four identical rows c = (1, 1), w = 1/4 and eps = 1e-20: every
     # entry of C^T W C is exactly 1, so the second Cholesky pivot is 1 + 1e-20 - 1 = 0 exactly
@@ -307,6 +326,32 @@ def test_degenerate_neighbourhoods(solver, d, m):
     clean = np.delete(Z, [2, 4, 7, 8], axis=0)   # the same ellipsoid without the copies
     best = reference.logdet(clean, reference.weights(clean, 1e-4), 1e-4)
     assert abs(res.logdet - best) <= 1e-8 * abs(best)
+
+
+@pytest.mark.parametrize("copies", [1, 20, 30])
+def test_copies_of_the_centre_beside_one_other_point(copies):
+    # keel-wisconsin after min-max scaling: 20 neighbours equal to the query and this other
+    # point made the interior-point iteration on all rows cycle (100 steps, gap 0.07; 1 or 30
+    # copies did not). The optimum puts all weight on the other point:
+    # log det A = log(|z|^2 + eps) + (d - 1) log eps.
+    z = np.zeros(9)
+    z[6] = -1.0 / 9.0
+    Z = np.vstack([np.zeros((copies, 9)), z])
+    res = mvce.newton(Z, eps=1e-4, tol=1e-9)
+    assert res.converged and res.gap <= 1e-9
+    expected = np.log(z @ z + 1e-4) + 8 * np.log(1e-4)
+    assert abs(res.logdet - expected) <= 1e-9 * abs(expected)
+    np.testing.assert_allclose(res.weights, np.eye(copies + 1)[copies], atol=1e-9)
+
+
+def test_hints_never_solve_on_the_copies_of_the_centre():
+    Z = problem(6, 3, b=3)
+    Z[:, :2] = 0.0
+    Z[2] = 0.0                               # every row zero: the hint is kept
+    support = np.ones((3, 6), dtype=bool)
+    support[1, 2:] = False                    # only zero rows hinted: the others instead
+    hint = mvce.without_zero_rows(Z, support)
+    np.testing.assert_array_equal(hint, [[0, 0, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1], [1] * 6])
 
 
 @pytest.mark.parametrize("kwargs, message", [

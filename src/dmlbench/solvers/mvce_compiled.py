@@ -216,11 +216,23 @@ def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
 
 
 @numba.njit(cache=True, fastmath=FAST_MATH)
+def _interior(w: np.ndarray, s: np.ndarray) -> bool:
+    """Whether w and s are strictly positive with finite s / w and a positive w^T s, so that a
+    step can divide by them (`mvce_newton.interior`)."""
+    for j in range(w.shape[0]):
+        if not (w[j] > 0.0 and s[j] > 0.0 and s[j] / w[j] < np.inf):
+            return False
+    return np.dot(w, s) > 0.0
+
+
+@numba.njit(cache=True, fastmath=FAST_MATH)
 def _solve_subset(C, eps, tol, max_iter, w, s, A, U, S, St, K, M, delta, x, e, dw, ds,
                   target):
     """The interior-point iteration on the k rows of C (k, r), from the uniform start, with
     buffers of size k; returns (Newton steps, True) or (steps, False) when a Cholesky
-    factorisation fails. On return A holds the Cholesky factor of A(w) at the final w."""
+    factorisation fails. It also stops, short of the gap, where the iterate has left the
+    interior in floating point (`_interior`). On return A holds the Cholesky factor of A(w) at
+    the final w."""
     m = C.shape[0]
     Ct = C.T.copy()
     steps = 0
@@ -232,6 +244,8 @@ def _solve_subset(C, eps, tol, max_iter, w, s, A, U, S, St, K, M, delta, x, e, d
     for j in range(m):
         s[j] = y - delta[j]
     while delta.max() - np.dot(w, delta) > tol and steps < max_iter:
+        if not _interior(w, s):
+            break
         steps += 1
         ridge = RIDGE * np.dot(delta, delta) / m           # trace(K o K) / m
         for i in range(m):

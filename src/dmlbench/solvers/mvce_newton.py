@@ -67,6 +67,17 @@ def _kernel_per_problem(C: np.ndarray, w: np.ndarray, eps: np.ndarray):
     return K, np.einsum("bii->bi", K)
 
 
+def interior(w: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Per problem, whether w and s are strictly positive with finite s / w and w^T s > 0. A gap
+    `tol` below what rounding lets the certificate reach drives weights, slacks and w^T s
+    towards underflow; once one reaches zero (or s / w overflows) a step would divide by it, so
+    the problem stops there, with its gap above tol (`converged` False)."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        finite = np.isfinite(s / w).all(axis=1)
+    return ((w > 0).all(axis=1) & (s > 0).all(axis=1) & finite
+            & (np.einsum("bm,bm->b", w, s) > 0))
+
+
 def _max_step(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(dx < 0, -x / dx, np.inf)
@@ -76,7 +87,8 @@ def _max_step(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
 def interior_point(C: np.ndarray, eps: np.ndarray, tol: float,
                    max_iter: int) -> tuple[np.ndarray, np.ndarray]:
     """Weights (b, m) and Newton step counts (b,) for the problems C (b, m, r); problems stop
-    independently once their gap is <= tol, or after `max_iter` steps."""
+    independently once their gap is <= tol, after `max_iter` steps, or where the iterate
+    leaves the interior in floating point (`interior`)."""
     b, m, r = C.shape
     w_out = np.full((b, m), 1.0 / m)
     n_iter = np.zeros(b, dtype=np.int64)
@@ -89,6 +101,7 @@ def interior_point(C: np.ndarray, eps: np.ndarray, tol: float,
     s = y[:, None] - delta
     for step in range(int(max_iter) + 1):
         done = delta.max(axis=1) - np.einsum("bm,bm->b", w, delta) <= tol
+        done |= ~interior(w, s)
         if step == max_iter:
             done[:] = True
         if done.any():
