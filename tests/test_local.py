@@ -41,9 +41,10 @@ def band_of(tol):
 
 
 def tie_rule(d2, e2, band, depth):
-    """The README's tie rule, one query, plain Python: sort by squared distance (then index);
-    the smallest remaining value v opens a group of every value <= v (1 + band); groups in
-    order, inside a group by Euclidean distance then index; each reports sqrt(v)."""
+    """The local metrics' tie rule (docs/papers/abou-moustafa-2017.md), one query, plain Python:
+    sort by squared distance (then index); the smallest remaining value v opens a group of every
+    value <= v (1 + band); groups in order, inside a group by Euclidean distance then index; each
+    reports sqrt(v)."""
     order = sorted(range(len(d2)), key=lambda j: (d2[j], j))
     out, i = [], 0
     while i < len(order):

@@ -146,8 +146,7 @@ def message(problems: list[Status], cache_dir) -> str:
     fixable = [s.name for s in problems if s.how == "missing"]
     if fixable:
         lines += [
-            "Provide them in one of these ways (README, 'Running offline / on a cluster without "
-            "internet'):",
+            "Provide them in one of these ways (docs/data.md, 'Mirrors and offline use'):",
             "  1. set data.mirror in the config to a directory or http(s) base URL holding the "
             "files above as <mirror>/<group>/<file> (`dmlbench datasets --files` lists them);",
             "  2. or build them where there is internet (`dmlbench dataset NAME --cache DIR`) "

@@ -35,7 +35,7 @@ Ties go to the smaller m, then to the earlier candidate. The neighbour list used
 therefore depends on k: `kneighbors_per_k` gives it to the evaluation; `kneighbors` and
 `train_kneighbors` use the choice for the smallest k of `k_select`.
 
-Deviations and choices (also in the README):
+Deviations and choices (also in docs/papers/abou-moustafa-2017.md):
 - The MVCE is solved to a duality gap of tol = 1e-9 (certified: log det within 1e-9 of the
   optimum) by the solver of `solver` (default "auto", see `dmlbench.solvers.mvce.solve`); the
   paper stops Titterington's algorithm on ||w(t) - w(t+1)|| <= tau with tau in {1e-2, 1e-3,
