@@ -99,8 +99,8 @@ def slug(heading: str) -> str:
 def anchors(page: Path) -> frozenset[str]:
     seen: dict[str, int] = {}
     found = set()
-    for _, line in prose_lines(page):
-        match = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+    for _, line, language in _fenced(page.read_text().splitlines()):
+        match = language is None and re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
         if match:
             base = slug(match.group(1))
             count = seen.get(base, 0)
@@ -111,18 +111,33 @@ def anchors(page: Path) -> frozenset[str]:
 
 
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-REFERENCE = re.compile(r"^\s*\[[^\]]+\]:\s*(\S+)")
+REFERENCE = re.compile(r"^\s*\[[^\]]+\]:\s*(\S+)", re.M)
 HTML_LINK = re.compile(r"""(?:href|src)=["']([^"']+)["']""")
+
+
+def paragraphs(page: Path):
+    """(first line number, text) of each run of non-blank prose lines, so that a link wrapped
+    over two lines is found too."""
+    block: list[tuple[int, str]] = []
+    for number, line in [*prose_lines(page), (0, "")]:
+        if line.strip() and not line.lstrip().startswith("#"):
+            block.append((number, line))
+            continue
+        if block:
+            yield block[0][0], "\n".join(text for _, text in block)
+        block = [(number, line)] if line.strip() else []
 
 
 def links():
     for page in PAGES:
-        for number, line in prose_lines(page):
-            targets = LINK.findall(line) + REFERENCE.findall(line) + HTML_LINK.findall(line)
-            for target in targets:
-                if not re.match(r"[a-z][a-z0-9+.-]*:", target):   # http:, https:, mailto:
-                    yield pytest.param(page, number, target,
-                                       id=f"{page.relative_to(REPO)}:{number}:{target}")
+        for first, text in paragraphs(page):
+            for pattern in (LINK, REFERENCE, HTML_LINK):
+                for match in pattern.finditer(text):
+                    target = match.group(1)
+                    number = first + text[:match.start()].count("\n")
+                    if not re.match(r"[a-z][a-z0-9+.-]*:", target):   # http:, https:, mailto:
+                        yield pytest.param(page, number, target,
+                                           id=f"{page.relative_to(REPO)}:{number}:{target}")
 
 
 def commands():
