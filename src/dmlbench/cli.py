@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -122,9 +123,11 @@ def _split(args) -> None:
 
 def _run(args) -> None:
     from . import records
+    from .files import check_writable
     from .run import job
 
     spec = json.loads(args.job)
+    check_writable(args.out)
     split_records = job.run(spec, threads=args.threads, progress=True, record_path=args.out)
     records.write(args.out, split_records)
     for record in split_records:
@@ -136,7 +139,10 @@ def _run(args) -> None:
 def _study(args) -> None:
     from . import studies
 
+    from .files import check_writable
+
     study = studies.get(args.kind)
+    check_writable(args.out)
     document = study.run(json.loads(args.job))
     studies.write(args.out, document)
     for line in study.summary_lines(document):
@@ -295,6 +301,15 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+#: errors of the place a file is written to, with the remedy (`main` reports them in one line)
+_WRITE_ERRORS = {
+    errno.ENOSPC: "no space left: free some, or write elsewhere, and run again",
+    errno.EDQUOT: "disk quota exceeded: free some space, or write elsewhere, and run again",
+    errno.EROFS: "read-only file system: write to a writable place and run again",
+    errno.EACCES: "permission denied: make it writable, or write elsewhere, and run again",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     from .data.download import DownloadError
 
@@ -304,6 +319,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, FileNotFoundError, IndexError, DownloadError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"dmlbench {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        if err.errno not in _WRITE_ERRORS:
+            raise
+        where = err.filename or "the output"
+        print(f"dmlbench {args.command}: error: cannot write {where}: {_WRITE_ERRORS[err.errno]}"
+              + (f" ({err.strerror})" if err.strerror and err.filename is None else ""),
+              file=sys.stderr)
         return 2
     return 0
 

@@ -404,10 +404,14 @@ def data_source(config: dict) -> tuple[str | None, bool]:
 
 def public(config: dict) -> dict:
     """A copy of `config` fit to publish: a mirror is shown by its last folder (a local
-    directory) or its scheme, host and path (a URL, without credentials or query)."""
+    directory) or its scheme, host and path (a URL, without credentials or query); an absolute
+    cache directory by its last folder."""
     import urllib.parse
 
     out = copy.deepcopy(config)
+    cache = out.get("data", {}).get("cache")
+    if cache and Path(cache).is_absolute():
+        out["data"]["cache"] = f"<local directory>/{Path(cache).name}"
     mirror = out.get("data", {}).get("mirror")
     if mirror:
         parts = urllib.parse.urlsplit(mirror)

@@ -54,6 +54,21 @@ def atomic_path(path: str | os.PathLike):
             os.unlink(tmp)
 
 
+def check_writable(path: str | os.PathLike) -> None:
+    """Raise the `OSError` (naming `path`) that writing `path` would meet now (a read-only file
+    system, no permission), before a long computation whose result would be lost."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}.{os.getpid()}.", suffix=".tmp",
+                                   dir=path.parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        err.filename = str(path)
+        raise
+
+
 @contextlib.contextmanager
 def temporary_dir(parent: str | os.PathLike, name: str):
     """Yield a new empty directory in `parent`, removed with its content on exit, whatever

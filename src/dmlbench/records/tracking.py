@@ -29,10 +29,13 @@ duplicates they may see meanwhile (`canonical_runs`).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import functools
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -320,12 +323,14 @@ def _deleted(mlclient, run_id: str) -> bool:
 
 def _write(mlclient, exp_id: str, key: str, run_id: str, write) -> str:
     """`write(run_id)`; if a concurrent ingest deleted that run meanwhile (an older sibling
-    had finished), write into the key's winner instead. Returns the run written."""
+    had finished), write into the key's winner instead. Returns the run written. A run whose
+    writing fails otherwise is ended FAILED (`_ended_failed`)."""
     from mlflow.exceptions import MlflowException
 
     for _ in range(3):
         try:
-            write(run_id)
+            with _ended_failed(mlclient, run_id):
+                write(run_id)
             return run_id
         except MlflowException:
             if not _deleted(mlclient, run_id):
@@ -336,6 +341,57 @@ def _write(mlclient, exp_id: str, key: str, run_id: str, write) -> str:
                                "run of that key exists")
         run_id = runs[0].info.run_id
     raise RuntimeError(f"could not write MLflow runs of key {key}: deleted three times")
+
+
+@contextlib.contextmanager
+def _ended_failed(mlclient, run_id: str):
+    """Mark the run FAILED when the block fails (a full store, a full disk, a bug), so no run is
+    left RUNNING; the next ingest of its key rewrites it. When the store cannot take even that
+    update, the run stays RUNNING and the next ingest reuses it all the same."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            if not _deleted(mlclient, run_id):
+                mlclient.set_terminated(run_id, "FAILED")
+        raise
+
+
+@contextlib.contextmanager
+def _quiet_store_errors():
+    """Keep MLflow's database layer from logging the traceback of each failed statement (a
+    full store would print it for every write tried): the exception itself says it all, and
+    `ingest` reports a full store in one line."""
+    logger = logging.getLogger("mlflow.store.db.utils")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+#: what MLflow's database stores say when they cannot take a write (SQLite, PostgreSQL)
+_STORE_FULL = ("database or disk is full", "disk i/o error", "readonly database",
+               "no space left on device", "could not extend file", "disk quota exceeded",
+               "read-only file system", "diskfull")
+
+
+def store_error(err: Exception) -> OSError | None:
+    """The `OSError` (ENOSPC, or EROFS for a read-only store) to report instead of a store's
+    exception that says it cannot take a write; None for other errors."""
+    text = f"{err} {type(err).__name__} {getattr(err, 'orig', '')}".lower()
+    if not any(phrase in text for phrase in _STORE_FULL):
+        return None
+    code = errno.EROFS if "read" in text and "only" in text else errno.ENOSPC
+    return OSError(code, _first_line(err), f"the MLflow store {store_label()}")
+
+
+def _first_line(err: Exception) -> str:
+    """The line of the store's message that says why it cannot write."""
+    lines = str(err).splitlines()
+    said = [line for line in lines if any(p in line.lower() for p in _STORE_FULL)]
+    return (said or lines or [type(err).__name__])[0].strip()[:200]
 
 
 def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
@@ -383,11 +439,11 @@ def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> st
     if run is not None:
         return run.info.run_id
     run_id = _start(mlclient, exp_id, key, voc.RunKind.BENCHMARK, f"config {config.get('benchmark', '')}")
-    with tempfile.TemporaryDirectory() as tmp:
+    with _ended_failed(mlclient, run_id), tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.json"
         path.write_text(json.dumps(config, indent=2, sort_keys=True))
         mlclient.log_artifact(run_id, str(path))
-    mlclient.set_terminated(run_id)
+        mlclient.set_terminated(run_id)
     return run_id
 
 
@@ -498,6 +554,18 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
         raise ValueError("no result records to ingest")
     experiment = experiment or (next(iter(groups.values()))[0]["benchmark"] if groups
                                 else tracked[0].benchmark)
+    try:
+        with _quiet_store_errors():
+            return _ingest(groups, folder, experiment, config, tracked)
+    except Exception as err:
+        full = store_error(err)
+        if full is None:
+            raise
+        raise full from None
+
+
+def _ingest(groups: dict, folder: dict, experiment: str, config: dict | None,
+            tracked) -> dict:
     session = _Ingest(experiment)
     out = {"experiment": experiment, "experiment_id": session.exp_id,
            "tracking_uri": tracking_uri(), "parents": {}}
