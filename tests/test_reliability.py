@@ -333,6 +333,27 @@ def test_a_record_whose_arrays_file_is_missing_is_set_aside(tmp_path, mlflow_uri
     assert str(path) in err and arrays in err and not path.exists()
 
 
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_the_next_workflow_run_reruns_the_job_of_an_unreadable_record(smoke_run, tmp_path):
+    from conftest import snakemake
+
+    reference, env = smoke_run
+    work = tmp_path / "work"
+    shutil.copytree(reference, work, symlinks=True)
+    env = {**env, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
+    record = work / "results/smoke/runs/iris/euclidean/part0.json"
+    record.write_text(record.read_text()[:3000])  # a cut-short record, as a full disk leaves
+    first = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
+    log = (work / "logs/smoke/track.log").read_text()
+    assert first.returncode != 0 and str(record.relative_to(work)) in log
+    assert "Traceback" not in log and "set aside" in log and not record.exists()
+    second = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert second.stderr.count("rule run_job:") == 1 and "localrule track" in second.stderr
+    assert records.read(record)
+
+
 # ---- 6. non-finite numbers are refused where a finite number is meant
 
 def _smoke() -> dict:
