@@ -91,6 +91,17 @@ def test_a_crafted_unpinned_file_from_a_mirror_is_refused_naming_its_sha256(
     assert "built from files without a pin" in capsys.readouterr().err
 
 
+def test_the_workflow_refuses_an_unpinned_data_set_before_any_job(committed_lock, tmp_path):
+    from dmlbench.data import availability
+
+    _crafted_german(tmp_path / "mirror")
+    args = (["german", "iris"], tmp_path / "cache", tmp_path / "mirror", True)
+    [problem] = availability.missing(*args)
+    assert problem.how == "unpinned" and "german/german.data-numeric" in problem.detail
+    assert "trust_unpinned: true" in availability.message([problem], tmp_path / "cache")
+    assert availability.missing(*args, trust_unpinned=True) == []
+
+
 def test_a_trusted_unpinned_data_set_marks_every_record_and_the_report(tmp_path):
     from jinja2 import Environment, PackageLoader
 

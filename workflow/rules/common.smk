@@ -43,7 +43,8 @@ os.environ.update(
 # Before any job starts: every data set must be embedded, cached, in the mirror or reachable.
 # Only in the main process: jobs that re-read this file on cluster nodes skip it.
 if workflow.is_main_process:
-    _problems = availability.missing(dmlconfig.dataset_names(CFG), CACHE, MIRROR, OFFLINE)
+    _problems = availability.missing(dmlconfig.dataset_names(CFG), CACHE, MIRROR, OFFLINE,
+                                     dmlconfig.trust_unpinned(CFG))
     if _problems:
         raise WorkflowError(availability.message(_problems, CACHE))
 
