@@ -103,24 +103,39 @@ def test_the_workflow_refuses_an_unpinned_data_set_before_any_job(committed_lock
 
 
 def test_a_trusted_unpinned_data_set_marks_every_record_and_the_report(tmp_path):
+    """A data set built from trusted unpinned files (its metadata lists them) gives records that
+    say so, a run tag, and a red note on the report page."""
+    import pandas as pd
     from jinja2 import Environment, PackageLoader
 
     from dmlbench import report
+    from dmlbench.run import job, protocols
 
-    cfg = copy.deepcopy(CFG)
-    paths = run_jobs(cfg, tmp_path, tmp_path)
-    record = records.read(paths[0])[0]
     unpinned = {"german/german.data-numeric": "sha256:" + "a" * 64}
-    record["dataset"]["unpinned"] = unpinned
-    records.validate({"schema_version": records.SCHEMA_VERSION, "records": [record]})
-    tag = tracking._tags(record, "split")[tracking.voc.Tag.UNPINNED]
-    import pandas as pd
-    splits = pd.DataFrame({"dataset": ["german", "iris"], "unpinned": [tag, None]})
-    assert report.unpinned_files(splits) == {"german": ["german/german.data-numeric sha256:"
-                                                        + "a" * 64]}
+    cfg = config.check({**copy.deepcopy(CFG), "methods": {"euclidean": None},
+                        "data": {"cache": str(tmp_path / "cache")}})
+    cache.save(data.build("iris"), tmp_path / "cache")
+    meta_path = cache.paths("iris", tmp_path / "cache")[1]
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "unpinned": unpinned}))
+    ds = data.load("iris", tmp_path / "cache")
+    protocol = config.dataset_protocol(cfg, "iris")
+    protocols.save_splits(config.split_path(cfg, "iris"), protocols.make_splits(
+        ds.y, protocol, 0), protocol, 0, ds.meta["sha256"])
+    [j] = config.jobs(cfg)
+    split_records = job.run(config.job_spec(cfg, j.dataset, j.method, j.splits), progress=False)
+    records.write(tmp_path / "record.json", split_records)  # checked against the schema
+    assert len(split_records) == 2
+    assert all(r["dataset"]["unpinned"] == unpinned for r in split_records)
+    tag = tracking._tags(split_records[0], "split")[tracking.voc.Tag.UNPINNED]
+    splits = pd.DataFrame({"dataset": ["iris", "wine"], "unpinned": [tag, None]})
+    assert report.unpinned_files(splits) == {"iris": ["german/german.data-numeric sha256:"
+                                                      + "a" * 64]}
     page = Environment(loader=PackageLoader("dmlbench.report", "templates")).get_template(
         "index.html").render(unpinned=report.unpinned_files(splits), sections=[])
     assert 'class="unpinned"' in page and "german/german.data-numeric" in page
+    # without unpinned files the record has no such field (earlier records' hashes hold)
+    assert "unpinned" not in records.read(run_jobs(copy.deepcopy(CFG), tmp_path / "b",
+                                                   tmp_path)[0])[0]["dataset"]
 
 
 # ---- 2. a published records folder is exactly what its manifest says

@@ -66,8 +66,11 @@ def validate_schema(config: dict, fill_defaults: bool = False) -> None:
     errors = sorted(cls(schema()).iter_errors(config),
                     key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        err = _non_finite(errors[0]) or errors[0]
+        non_finite = _non_finite(errors[0])
+        err = non_finite or errors[0]
         path = [str(p) for p in err.absolute_path]
+        if non_finite is not None:
+            raise ConfigError(".".join(path), f"must be a finite number, got {err.instance}")
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
             known = sorted(err.schema.get("properties", {}))
             unknown = sorted(set(err.instance) - set(known))[0]
@@ -75,9 +78,6 @@ def validate_schema(config: dict, fill_defaults: bool = False) -> None:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigError(".".join([*path, unknown]), f"unknown key{hint}; the keys here "
                               f"are {', '.join(known)}")
-        if err.validator == "type" and _is_number(err.instance) and not math.isfinite(
-                err.instance):
-            raise ConfigError(".".join(path), f"must be a finite number, got {err.instance}")
         raise ConfigError(".".join(path) or "<top level>", " ".join(err.message.split()))
 
 
