@@ -553,3 +553,17 @@ def test_stale_temporary_download_folders_are_removed_by_any_use_of_the_cache(tm
     other_host.mkdir()
     data.ensure("iris", tmp_path / "cache")  # another data set, embedded
     assert not stale.exists() and alive.exists() and other_host.exists()
+
+
+def test_reading_the_config_back_leaves_no_temporary_folder(tmp_path, mlflow_uri, monkeypatch):
+    """MLflow downloads an artifact into a temporary folder it never removes, one per report."""
+    from dmlbench.report import runs
+
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path / "jobs", tmp_path)
+    tracking.ingest(paths, config={"benchmark": "track-test", "report": {"rope": 0.01}})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    assert runs.load_config("track-test") == {"benchmark": "track-test", "report": {"rope": 0.01}}
+    assert list(scratch.iterdir()) == []

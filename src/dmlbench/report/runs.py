@@ -145,7 +145,7 @@ def load_kind(experiment: str, kind: str) -> pd.DataFrame:
 
 def load_config(experiment: str) -> dict | None:
     """The newest benchmark config logged with the experiment's runs (None if there is none)."""
-    import json
+    import tempfile
 
     import mlflow
 
@@ -153,9 +153,11 @@ def load_config(experiment: str) -> dict | None:
     if runs.empty:
         return None
     run_id = runs.sort_values("start_time")["run_id"].iloc[-1]
-    path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="config.json")
-    with open(path) as fh:
-        return json.load(fh)
+    with tempfile.TemporaryDirectory() as tmp:  # MLflow's own download folder is never removed
+        path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="config.json",
+                                                   dst_path=tmp)
+        with open(path) as fh:
+            return json.load(fh)
 
 
 def curve(run_id: str, name: str) -> list[float]:
