@@ -30,8 +30,8 @@ def snakemake(workdir, *args, env=None, timeout=900):
 
 @pytest.fixture(autouse=True)
 def download_lock(tmp_path, monkeypatch):
-    """Each test records verified downloads in its own lock file, never in the committed one
-    (the environment variable reaches the workflow's subprocesses too)."""
+    """Each test reads its own download lock (absent unless the test writes one), not the
+    committed one (the environment variable reaches the workflow's subprocesses too)."""
     path = tmp_path / "downloads.lock.json"
     monkeypatch.setenv("DMLBENCH_DOWNLOAD_LOCK", str(path))
     return path

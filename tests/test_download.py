@@ -35,7 +35,10 @@ def _toy_parse(paths):
     return RawData(X=formats.to_float(table[:, :2], "toy"), y=table[:, 2])
 
 
-def toy_spec(urls=(), checksum=None, n=30) -> DatasetSpec:
+TOY_PIN = "sha256:" + hashlib.sha256(TOY_CSV).hexdigest()
+
+
+def toy_spec(urls=(), checksum=TOY_PIN, n=30) -> DatasetSpec:
     return DatasetSpec("toy-dl", "download", n, 2, 2,
                        files=(RemoteFile("toy.csv", urls, checksum),), group="toy",
                        parse=_toy_parse, class_counts={"a": 15, "b": 15})
@@ -66,7 +69,7 @@ def files_in(directory: Path) -> list[Path]:
 
 def test_download_from_mirror_url_builds_caches_and_keeps_the_file(site, toy, tmp_path):
     root, base, requests = site
-    toy(toy_spec(checksum="sha256:" + hashlib.sha256(TOY_CSV).hexdigest()))
+    toy(toy_spec())
     cache_dir = tmp_path / "cache"
     ds = data.ensure("toy-dl", cache_dir, mirror=f"{base}/ok/", offline=True, **FAST)
     assert ds.X.shape == (30, 2) and ds.meta["class_counts"] == [15, 15]
@@ -104,7 +107,7 @@ def test_mirror_as_directory_and_as_file_url(site, toy, tmp_path):
 ])
 def test_failed_downloads_leave_no_file_and_say_why(site, toy, tmp_path, case, message):
     root, base, requests = site
-    checksum = "sha256:" + "0" * 64 if case == "checksum" else None
+    checksum = "sha256:" + "0" * 64 if case == "checksum" else TOY_PIN
     toy(toy_spec(checksum=checksum))
     mirror = {"checksum": f"{base}/ok/", "truncated": f"{base}/truncate/",
               "timeout": f"{base}/slow/", "404": f"{base}/ok/nothing-here/",
@@ -329,16 +332,34 @@ def test_the_registry_pins_the_archive_scikit_learn_expects_and_ignores_a_mirror
 
 # ---- the download lock and plain-http mirrors
 
-def test_the_first_verified_download_is_locked_and_later_copies_must_match(site, toy, tmp_path,
-                                                                          download_lock):
+def test_an_unpinned_file_is_refused_unless_trusted_and_never_locked(site, toy, tmp_path,
+                                                                    download_lock):
+    """No trust on first use: a file without a pin is refused, naming its sha256, however well
+    it passes the data set's checks; trusted, it is used and marked, and nothing is locked."""
     root, base, _ = site
-    spec = toy(toy_spec())
-    assert lock.pin_of(spec, spec.files[0]) == "none"
-    data.build("toy-dl", tmp_path / "a", mirror=f"{base}/ok/", offline=True, **FAST)
+    spec = toy(toy_spec(checksum=None))
+    assert lock.pin_of(spec, spec.files[0]) == "unpinned"
     sha = hashlib.sha256(TOY_CSV).hexdigest()
-    assert json.loads(download_lock.read_text()) == {"toy/toy.csv": f"sha256:{sha}"}
+    with pytest.raises(lock.UnpinnedFile, match=f"toy/toy.csv \\(sha256 {sha}\\).*--trust-unpinned"):
+        data.build("toy-dl", tmp_path / "a", mirror=f"{base}/ok/", offline=True, **FAST)
+    assert files_in(tmp_path / "a") == []
+    dataset = data.build("toy-dl", tmp_path / "a", mirror=root, offline=True,
+                         trust_unpinned=True)
+    assert dataset.meta["unpinned"] == {"toy/toy.csv": f"sha256:{sha}"}
+    assert not download_lock.exists()
+    # a kept copy is no more trusted than a fresh one
+    with pytest.raises(lock.UnpinnedFile, match=sha):
+        data.build("toy-dl", tmp_path / "a", offline=True)
+
+
+def test_a_lock_pin_is_checked_on_every_copy(site, toy, tmp_path, download_lock):
+    root, _, _ = site
+    download_lock.write_text(json.dumps({"files": {"toy/toy.csv": {
+        "sha256": hashlib.sha256(TOY_CSV).hexdigest(), "source": "the test's own bytes"}}}))
+    spec = toy(toy_spec(checksum=None))
     assert lock.pin_of(spec, spec.files[0]) == "lock"
-    # the same rows in another order: parses and passes every check, but is not the locked file
+    data.build("toy-dl", tmp_path / "a", mirror=root, offline=True)
+    # the same rows in another order: parses and passes every check, but is not the pinned file
     (root / "toy" / "toy.csv").write_bytes(b"".join(reversed(TOY_CSV.splitlines(True))))
     with pytest.raises(data.DownloadError, match="sha256 mismatch"):
         data.build("toy-dl", tmp_path / "b", mirror=root, offline=True)
@@ -347,14 +368,6 @@ def test_the_first_verified_download_is_locked_and_later_copies_must_match(site,
     with pytest.raises(data.DownloadError, match="sha256 mismatch"):
         data.build("toy-dl", tmp_path / "a", mirror=root, offline=True)
     assert not kept.exists()
-
-
-def test_a_failed_check_records_nothing(site, toy, tmp_path, download_lock):
-    root, _, _ = site
-    toy(toy_spec(n=31))
-    with pytest.raises(ValueError, match="registry expects"):
-        data.build("toy-dl", tmp_path / "a", mirror=root, offline=True)
-    assert not download_lock.exists()
 
 
 def test_a_plain_http_mirror_serves_only_pinned_files():

@@ -19,19 +19,25 @@ pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def postgres():
     require_packages(["psql", str(pg_bin() / "initdb"), str(pg_bin() / "pg_ctl")])
-    postgres = PostgresServer()
+    server = PostgresServer()
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def server(postgres, tmp_path_factory):
     mlflow_server = None
     try:
-        postgres.start()
         root = tmp_path_factory.mktemp("mlflow-server")
         mlflow_server = MlflowServer(postgres.create_database("mlflow"), root / "artifacts").start()
         yield mlflow_server
     finally:
         if mlflow_server is not None:
             mlflow_server.stop()
-        postgres.stop()
 
 
 def runs_of(uri: str, experiment: str):
@@ -97,3 +103,17 @@ def test_racing_ingests_leave_each_run_exactly_once(server, smoke_run):
     # and a fifth ingest afterwards finds everything in place
     again = ingest(None)
     assert again.returncode == 0 and "'created': 0, 'updated': 0" in again.stderr
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_concurrent_track_steps_on_a_new_postgresql_store(postgres, smoke_run, tmp_path, n):
+    """Several track steps opening a new PostgreSQL store at the same instant: MLflow's schema
+    set-up runs once, under the advisory lock (dmlbench.records.tracking.create_schema_once)."""
+    from test_reliability import concurrent_ingests
+
+    reference, _ = smoke_run
+    files = sorted((reference / "results/smoke/runs").rglob("part*.json"))[:4]
+    uri = postgres.create_database(f"fresh{n}")
+    for code, _, err in concurrent_ingests(uri, files, n, tmp_path):
+        assert code == 0, err[-3000:]
+    assert_exactly_once(runs_of(uri, "race"), len(files), 2 * len(files))

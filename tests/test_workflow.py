@@ -1,6 +1,8 @@
 """The workflow end to end: `snakemake --cores 2` on config/smoke.yaml in a temporary copy of
 the project, then MLflow, the report, no-op reruns, targeted reruns and config errors."""
 
+import hashlib
+
 import mlflow
 import pytest
 import yaml
@@ -135,6 +137,12 @@ def test_published_records_rebuild_the_same_tables(smoke_run, tmp_path):
         (work / "reports/smoke/records" / f).exists() for f in manifest["files"])
     assert all(f.endswith(".json.gz") for f in manifest["records"])
     rebuilt = publish.rebuild(work / "reports/smoke/records", tmp_path / "rebuilt")
+    # both pages print the manifest's sha256, and name the store without its path
+    sha = hashlib.sha256((work / "reports/smoke/records/manifest.json").read_bytes()).hexdigest()
+    for page in (work / "reports/smoke/index.html", rebuilt):
+        html = page.read_text()
+        assert f"records manifest sha256 <code>{sha}</code>" in html
+        assert "sqlite: mlruns.db" in html and "sqlite:/" not in html and str(work) not in html
     ours, theirs = _tables(work / "reports/smoke/tables"), _tables(rebuilt.parent / "tables")
     assert ours.keys() == theirs.keys()
     for name, table in ours.items():

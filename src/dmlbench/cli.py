@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -31,16 +32,16 @@ def _datasets(args) -> None:
         from .data import lock
 
         pins = {"published": "published checksum", "arrays": "array sha256",
-                "lock": "lock", "none": "not yet"}
+                "lock": "lock", "unpinned": "UNPINNED"}
         rows = [(spec.name, f"{spec.group}/{f.name}", pins[lock.pin_of(spec, f)],
                  " ".join(f.urls)) for spec in specs if spec.downloads for f in spec.files]
         _print_table(("name", "mirror path", "pinned by", "public homes"), rows,
                      wrap_last=not args.full)
         print("\npinned by: the checksum its source publishes; the sha256 of the data set's "
-              "arrays (registry); or the sha256 of the first download that passed every check, "
-              f"recorded in the download lock {lock.lock_path()} (commit it). 'not yet': the "
-              "next verified download records it; until then a plain-http mirror may not "
-              "serve it.")
+              "arrays (registry); or the sha256 of a genuine copy in the download lock "
+              f"{lock.lock_path()}. UNPINNED: no genuine copy could be pinned (the lock says "
+              f"why); refused unless you pass {lock.TRUST_OPTION}, and then marked unpinned "
+              "in every record.")
         return
     rows = []
     for spec in specs:
@@ -101,7 +102,8 @@ def _dataset(args) -> None:
     from . import data
 
     for name in args.names:
-        ds = data.ensure(name, args.cache, mirror=args.mirror, offline=args.offline)
+        ds = data.ensure(name, args.cache, mirror=args.mirror, offline=args.offline,
+                         trust_unpinned=args.trust_unpinned)
         print(f"{ds.name}: n = {ds.meta['n']}, d = {ds.meta['d']}, "
               f"classes = {ds.meta['class_counts']}")
 
@@ -121,9 +123,11 @@ def _split(args) -> None:
 
 def _run(args) -> None:
     from . import records
+    from .files import check_writable
     from .run import job
 
     spec = json.loads(args.job)
+    check_writable(args.out)
     split_records = job.run(spec, threads=args.threads, progress=True, record_path=args.out)
     records.write(args.out, split_records)
     for record in split_records:
@@ -135,7 +139,10 @@ def _run(args) -> None:
 def _study(args) -> None:
     from . import studies
 
+    from .files import check_writable
+
     study = studies.get(args.kind)
+    check_writable(args.out)
     document = study.run(json.loads(args.job))
     studies.write(args.out, document)
     for line in study.summary_lines(document):
@@ -143,20 +150,27 @@ def _study(args) -> None:
 
 
 def _ingest(args) -> None:
-    from . import studies
-    from .files import read_json, write_json
+    from . import records, studies
+    from .files import write_json
     from .records import tracking
 
     paths = list(args.records)
     if args.records_from:
         paths += [line for line in Path(args.records_from).read_text().splitlines() if line]
     config = json.loads(args.config_json) if args.config_json else None
-    tracked = [run for path in args.documents for run in studies.tracked_runs(read_json(path))]
-    summary = tracking.ingest(paths, experiment=args.experiment, config=config, tracked=tracked)
+    tracked = []
+    for path in args.documents:
+        try:
+            tracked += studies.tracked_runs(records.load(path))
+        except records.UnreadableRecord as err:  # the study job reruns, as for a record
+            raise ValueError(f"{err}; set aside as {records.set_aside(path).name}: the next "
+                             "workflow run reruns the job that writes it") from None
+    summary = tracking.ingest(paths, experiment=args.experiment, config=config, tracked=tracked,
+                              set_aside_unreadable=True)
     if args.out:
         write_json(args.out, summary)
-    print(f"MLflow {summary['tracking_uri']}, experiment '{summary['experiment']}': "
-          f"{summary['counts']}", file=sys.stderr)
+    print(f"MLflow {tracking.store_label(summary['tracking_uri'])}, experiment "
+          f"'{summary['experiment']}': {summary['counts']}", file=sys.stderr)
 
 
 def _report(args) -> None:
@@ -179,7 +193,7 @@ def _report(args) -> None:
         raise ValueError("give --experiment NAME, --tracking FILE or --records DIR")
     out = args.out or f"reports/{experiment}"
     index = report.build(experiment, out, parent_keys=keys, title=args.title,
-                         description=args.description or "")
+                         description=args.description or "", manifest=args.manifest)
     print(f"report: {index}", file=sys.stderr)
 
 
@@ -223,6 +237,12 @@ def parser() -> argparse.ArgumentParser:
                    default=os.environ.get("DMLBENCH_OFFLINE") == "1",
                    help="never contact the public homes (embedded, cached or mirror only; "
                         "default: $DMLBENCH_OFFLINE = 1, which the workflow sets from data.offline)")
+    s.add_argument("--trust-unpinned", action="store_true",
+                   default=os.environ.get("DMLBENCH_TRUST_UNPINNED") == "1",
+                   help="use downloaded files that have no pin (`dmlbench datasets --files`: "
+                        "UNPINNED); their records are marked unpinned (default: "
+                        "$DMLBENCH_TRUST_UNPINNED = 1, which the workflow sets from "
+                        "data.trust_unpinned)")
     s.set_defaults(func=_dataset)
 
     s = sub.add_parser("split", help="make and save the splits of one data set")
@@ -273,10 +293,21 @@ def parser() -> argparse.ArgumentParser:
                                      "rebuild its report from the records alone, through a "
                                      "temporary MLflow store")
     s.add_argument("--out", help="output directory (default reports/<experiment>)")
+    s.add_argument("--manifest", help="the published records' manifest.json, whose sha256 the "
+                                      "page prints (the workflow's publish step writes it)")
     s.add_argument("--title")
     s.add_argument("--description")
     s.set_defaults(func=_report)
     return p
+
+
+#: errors of the place a file is written to, with the remedy (`main` reports them in one line)
+_WRITE_ERRORS = {
+    errno.ENOSPC: "no space left: free some, or write elsewhere, and run again",
+    errno.EDQUOT: "disk quota exceeded: free some space, or write elsewhere, and run again",
+    errno.EROFS: "read-only file system: write to a writable place and run again",
+    errno.EACCES: "permission denied: make it writable, or write elsewhere, and run again",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -288,6 +319,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, FileNotFoundError, IndexError, DownloadError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"dmlbench {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        if err.errno not in _WRITE_ERRORS:
+            raise
+        where = err.filename or "the output"
+        print(f"dmlbench {args.command}: error: cannot write {where}: {_WRITE_ERRORS[err.errno]}"
+              + (f" ({err.strerror})" if err.strerror and err.filename is None else ""),
+              file=sys.stderr)
         return 2
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +51,10 @@ def validate_schema(config: dict, fill_defaults: bool = False) -> None:
     `config` as Snakemake's `validate` does (the Snakefile's config keeps its former content)."""
     import jsonschema
 
-    cls = jsonschema.Draft202012Validator
+    # a number of the schema is finite: NaN passes every bound (each comparison is false)
+    finite = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "number", lambda checker, value: _is_number(value) and math.isfinite(value))
+    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=finite)
     if fill_defaults:
         def set_defaults(validator, properties, instance, subschema):
             for name, sub in properties.items():
@@ -62,8 +66,11 @@ def validate_schema(config: dict, fill_defaults: bool = False) -> None:
     errors = sorted(cls(schema()).iter_errors(config),
                     key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        err = errors[0]
+        non_finite = _non_finite(errors[0])
+        err = non_finite or errors[0]
         path = [str(p) for p in err.absolute_path]
+        if non_finite is not None:
+            raise ConfigError(".".join(path), f"must be a finite number, got {err.instance}")
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
             known = sorted(err.schema.get("properties", {}))
             unknown = sorted(set(err.instance) - set(known))[0]
@@ -72,6 +79,18 @@ def validate_schema(config: dict, fill_defaults: bool = False) -> None:
             raise ConfigError(".".join([*path, unknown]), f"unknown key{hint}; the keys here "
                               f"are {', '.join(known)}")
         raise ConfigError(".".join(path) or "<top level>", " ".join(err.message.split()))
+
+
+def _non_finite(err):
+    """The error (among `err` and the alternatives of a oneOf/anyOf) that refuses a NaN or an
+    infinity, so the message names it rather than 'not valid under any of the schemas'."""
+    if err.validator == "type" and _is_number(err.instance) and not math.isfinite(err.instance):
+        return err
+    return next(filter(None, map(_non_finite, err.context or ())), None)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def with_defaults(config: dict) -> dict:
@@ -381,6 +400,32 @@ def cache_dir(config: dict) -> str:
 def data_source(config: dict) -> tuple[str | None, bool]:
     """(mirror, offline) of the config's `data` entry: where downloads may come from."""
     return config["data"].get("mirror"), bool(config["data"].get("offline", False))
+
+
+def public(config: dict) -> dict:
+    """A copy of `config` fit to publish: a mirror is shown by its last folder (a local
+    directory) or its scheme, host and path (a URL, without credentials or query); an absolute
+    cache directory by its last folder."""
+    import urllib.parse
+
+    out = copy.deepcopy(config)
+    cache = out.get("data", {}).get("cache")
+    if cache and Path(cache).is_absolute():
+        out["data"]["cache"] = f"<local directory>/{Path(cache).name}"
+    mirror = out.get("data", {}).get("mirror")
+    if mirror:
+        parts = urllib.parse.urlsplit(mirror)
+        if parts.scheme in ("http", "https"):
+            host = parts.hostname + (f":{parts.port}" if parts.port else "")
+            out["data"]["mirror"] = f"{parts.scheme}://{host}{parts.path}"
+        else:
+            out["data"]["mirror"] = f"<local directory>/{Path(parts.path).name}"
+    return out
+
+
+def trust_unpinned(config: dict) -> bool:
+    """Whether the config's `data` entry accepts downloaded files without a pin."""
+    return bool(config["data"].get("trust_unpinned", False))
 
 
 def dataset_names(config: dict) -> list[str]:

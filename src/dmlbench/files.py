@@ -5,8 +5,14 @@ Each writer writes a temporary file in the target's directory and renames it int
 `.<name>.<host>.<pid>.<random>.tmp`; a writer killed before the rename (SIGKILL) leaves it behind,
 and the next writer of the same target on that host removes it once its process is gone.
 Temporary directories (`temporary_dir`, e.g. a download's files before they are checked) follow
-the same rule: `.<name>.<host>.<pid>.<random>.tmpdir`, removed on exit, and by the next writer of
-the same name on that host when their process is gone.
+the same rule: `.<name>.<host>.<pid>.<random>.tmpdir`, removed on exit, by the next writer of
+the same name on that host when their process is gone, and by `remove_stale_temporaries` (any
+name; the data cache calls it on every use).
+
+A written file gets the mode an ordinary `open` would give it (0666 less the umask: 0644 under
+umask 022), not `mkstemp`'s 0600, so the other users of a shared machine can read records,
+caches and reports. A write that fails with an `OSError` that names no file (ENOSPC while
+writing) is re-raised naming the target, so the error message can say where.
 """
 
 from __future__ import annotations
@@ -32,13 +38,35 @@ def atomic_path(path: str | os.PathLike):
     _remove_stale_temporaries(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}.{os.getpid()}.", suffix=".tmp",
                                dir=path.parent)
-    os.close(fd)
+    try:
+        os.fchmod(fd, 0o666 & ~umask())
+    finally:
+        os.close(fd)
     try:
         yield Path(tmp)
         os.replace(tmp, path)
+    except OSError as err:
+        if err.filename is None:  # e.g. ENOSPC from a write: say which file it was
+            err.filename = str(path)
+        raise
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Raise the `OSError` (naming `path`) that writing `path` would meet now (a read-only file
+    system, no permission), before a long computation whose result would be lost."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}.{os.getpid()}.", suffix=".tmp",
+                                   dir=path.parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        err.filename = str(path)
+        raise
 
 
 @contextlib.contextmanager
@@ -59,16 +87,42 @@ def temporary_dir(parent: str | os.PathLike, name: str):
 _HOST = socket.gethostname().replace(".", "_")
 
 
+def umask() -> int:
+    """The process's umask (read from /proc where it is shown, else set and restored)."""
+    with contextlib.suppress(OSError, StopIteration, ValueError):
+        with open("/proc/self/status") as fh:
+            return int(next(line for line in fh if line.startswith("Umask:")).split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _remove_stale_temporaries(path: Path, suffix: str = ".tmp") -> None:
     """Delete temporary files (or directories) of `path` left by dead writers on this host."""
     for tmp in path.parent.glob(f".{glob.escape(path.name)}.{glob.escape(_HOST)}.*{suffix}"):
         pid = tmp.name[len(path.name) + len(_HOST) + 3:].split(".", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
-            if tmp.is_dir():
-                shutil.rmtree(tmp, ignore_errors=True)
-            else:
-                with contextlib.suppress(FileNotFoundError):
-                    tmp.unlink()
+            _remove(tmp)
+
+
+def remove_stale_temporaries(directory: str | os.PathLike) -> None:
+    """Delete every temporary file or directory in `directory` (whatever its target's name)
+    left by a dead writer on this host."""
+    marker = f".{_HOST}."
+    for tmp in Path(directory).glob(".*.tmp*"):
+        if not tmp.name.endswith((".tmp", ".tmpdir")) or marker not in tmp.name:
+            continue
+        pid = tmp.name.rsplit(marker, 1)[1].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            _remove(tmp)
+
+
+def _remove(tmp: Path) -> None:
+    if tmp.is_dir():
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
 
 
 def _alive(pid: int) -> bool:

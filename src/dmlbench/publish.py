@@ -3,25 +3,36 @@
 `reports/<benchmark>/` holds the report (index.html, figures/, tables/) and, written by the
 workflow's `publish` step, `records/` (every record file of the run and study document, as
 compact gzip-compressed JSON `<name>.json.gz`, and the arrays files the records name),
-`config.json` (the checked config) and `records/manifest.json` (each file with its sha256). `rebuild` makes the report again from those files alone, through a
-temporary MLflow store, without refitting anything: a reader can check every number without
-running the benchmark.
+`config.json` (the checked config, `config.public`: no local paths) and `records/manifest.json`
+(format 2: each file under `records/` and `config.json` with its sha256). `rebuild` makes the
+report again from those files alone, through a temporary MLflow store, without refitting
+anything: a reader can check every number without running the benchmark.
+
+`verified_files` refuses, naming the file, a folder that is not exactly what its manifest says:
+a file under `records/` the manifest does not list, a listed file that is missing, a sha256
+that differs, a config.json that is missing or differs, a file that cannot be read. The report
+prints the manifest's own sha256, so a reader can tell which manifest a page was built from.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import os
 import shutil
 import tempfile
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import config as dmlconfig
 from . import records
 from .files import atomic_path, read_json, write_json, write_json_gz
 
 MANIFEST = "manifest.json"
 CONFIG = "config.json"
+FORMAT = 2
 
 
 def _sha256(path: Path) -> str:
@@ -41,7 +52,8 @@ def publish(record_paths: list[str | Path], documents: list[str | Path], config:
     not name are removed, so the folder is exactly what the report was built from."""
     out_dir, results_dir = Path(out_dir), Path(results_dir)
     target_root = out_dir / "records"
-    manifest = {"benchmark": config["benchmark"], "records": [], "documents": [], "files": {}}
+    manifest = {"format": FORMAT, "benchmark": config["benchmark"], "records": [],
+                "documents": [], "files": {}}
 
     def put(source: Path, compress: bool) -> str:
         relative = source.relative_to(results_dir).as_posix() + (".gz" if compress else "")
@@ -62,30 +74,68 @@ def publish(record_paths: list[str | Path], documents: list[str | Path], config:
         if stale.is_file() and stale.name != MANIFEST \
                 and stale.relative_to(target_root).as_posix() not in manifest["files"]:
             stale.unlink()
-    write_json(out_dir / CONFIG, config)
+    write_json(out_dir / CONFIG, dmlconfig.public(config))
+    manifest["config"] = _sha256(out_dir / CONFIG)
     write_json(target_root / MANIFEST, manifest)
     return target_root / MANIFEST
 
 
 def verified_files(records_dir: str | Path) -> tuple[list[Path], list[Path], dict]:
-    """(record files, study documents, config) of a published report, each file checked
-    against the manifest's sha256 (`ValueError` naming the first that differs or is missing)."""
+    """(record files, study documents, config) of a published report, checked against the
+    manifest (module docstring); a `ValueError` names the first file that breaks it."""
     records_dir = Path(records_dir)
     manifest_path = records_dir / MANIFEST
     if not manifest_path.exists():
         raise FileNotFoundError(f"{manifest_path} does not exist: not a published records folder "
                                 "(the workflow's publish step writes it)")
-    manifest = read_json(manifest_path)
-    for relative, digest in manifest["files"].items():
-        path = records_dir / relative
-        if not path.exists():
-            raise ValueError(f"published file {path} named by {manifest_path} is missing")
-        if _sha256(path) != digest:
-            raise ValueError(f"published file {path} does not match {manifest_path} (sha256)")
+    manifest = _read(manifest_path, "the manifest")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ValueError(f"{manifest_path}: not a manifest of format {FORMAT} (one that covers "
+                         "config.json); publish the records again (the workflow's publish step)")
+    listed = manifest.get("files", {})
+    named = [*manifest.get("records", []), *manifest.get("documents", [])]
+    for relative in named:
+        if relative not in listed:
+            raise ValueError(f"{manifest_path} names {relative} without its sha256")
+    for path in sorted(records_dir.rglob("*")):
+        relative = path.relative_to(records_dir).as_posix()
+        if path.is_file() and relative != MANIFEST and relative not in listed:
+            raise ValueError(f"{path} is not in {manifest_path}: a published records folder "
+                             "holds exactly the files its manifest lists")
+    for relative, digest in listed.items():
+        _check(records_dir / relative, digest, manifest_path)
     config_path = records_dir.parent / CONFIG
-    config = read_json(config_path) if config_path.exists() else None
-    return ([records_dir / p for p in manifest["records"]],
-            [records_dir / p for p in manifest["documents"]], config)
+    _check(config_path, manifest.get("config"), manifest_path)
+    config = _read(config_path, "the config")
+    documents = [records_dir / p for p in manifest.get("documents", [])]
+    for path in documents:
+        _read(path, "the study document")
+    return [records_dir / p for p in manifest.get("records", [])], documents, config
+
+
+def _check(path: Path, digest: str | None, manifest_path: Path) -> None:
+    if not path.is_file():
+        raise ValueError(f"published file {path} named by {manifest_path} is missing")
+    if digest is None:
+        raise ValueError(f"{manifest_path} has no sha256 of {path}")
+    if _sha256(path) != digest:
+        raise ValueError(f"published file {path} does not match {manifest_path} (sha256)")
+
+
+def _read(path: Path, what: str):
+    """A JSON (or .json.gz) file; a `ValueError` naming it when it cannot be read."""
+    try:
+        return read_json(path)
+    except (OSError, EOFError, ValueError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
+        raise ValueError(f"{what} {path} cannot be read: {_reason(err)}") from None
+
+
+def _reason(err: Exception) -> str:
+    if isinstance(err, (EOFError, gzip.BadGzipFile, zlib.error)):
+        return f"not a complete gzip file ({err or type(err).__name__})"
+    if isinstance(err, json.JSONDecodeError):
+        return f"not valid JSON ({err})"
+    return str(err) or type(err).__name__
 
 
 @contextmanager
@@ -113,4 +163,5 @@ def rebuild(records_dir: str | Path, out_dir: str | Path) -> Path:
     tracked = [run for path in documents for run in studies.tracked_runs(read_json(path))]
     with temporary_tracking_store():
         summary = tracking.ingest(record_paths, config=config, tracked=tracked)
-        return report.build(summary["experiment"], out_dir, parent_keys=list(summary["parents"]))
+        return report.build(summary["experiment"], out_dir, parent_keys=list(summary["parents"]),
+                            manifest=Path(records_dir) / MANIFEST)

@@ -167,6 +167,7 @@ class Tag:
     HOST = "dmlbench.host"  # where a split ran
     MACHINE = "dmlbench.machine"  # its CPU, cores and memory
     FINISHED = "dmlbench.finished"  # when it finished (ISO 8601)
+    UNPINNED = "dmlbench.unpinned"  # downloaded files without a pin its data set came from
     PARENT_RUN = "mlflow.parentRunId"
 
 

@@ -25,9 +25,10 @@ MIRROR, OFFLINE = dmlconfig.data_source(CFG)
 
 # Job shells run `python -m dmlbench.cli` with this workflow's src/ first on PYTHONPATH: the
 # interpreter running Snakemake by default, the conda env's with --use-conda (envs/dmlbench.yaml).
-# `dmlbench dataset` takes the config's data.mirror / data.offline from DMLBENCH_MIRROR /
-# DMLBENCH_OFFLINE: not as rule params, on purpose, because params are a rerun trigger and moving
-# the mirror must not rerun every cached data set (and with them every job). The workflow sets
+# `dmlbench dataset` takes the config's data.mirror / data.offline / data.trust_unpinned from
+# DMLBENCH_MIRROR / DMLBENCH_OFFLINE / DMLBENCH_TRUST_UNPINNED: not as rule params, on purpose,
+# because params are a rerun trigger and moving the mirror must not rerun every cached data set
+# (and with them every job). The workflow sets
 # these variables for its jobs; it requires none from the user (nothing to assert with envvars).
 os.environ.update(
     PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
@@ -36,12 +37,14 @@ os.environ.update(
     ),
     DMLBENCH_MIRROR=str(MIRROR or ""),
     DMLBENCH_OFFLINE="1" if OFFLINE else "",
+    DMLBENCH_TRUST_UNPINNED="1" if dmlconfig.trust_unpinned(CFG) else "",
 )
 
 # Before any job starts: every data set must be embedded, cached, in the mirror or reachable.
 # Only in the main process: jobs that re-read this file on cluster nodes skip it.
 if workflow.is_main_process:
-    _problems = availability.missing(dmlconfig.dataset_names(CFG), CACHE, MIRROR, OFFLINE)
+    _problems = availability.missing(dmlconfig.dataset_names(CFG), CACHE, MIRROR, OFFLINE,
+                                     dmlconfig.trust_unpinned(CFG))
     if _problems:
         raise WorkflowError(availability.message(_problems, CACHE))
 

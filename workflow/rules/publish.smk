@@ -1,10 +1,11 @@
 # The report's folder carries what it was built from: every record file (with its arrays) and
-# study document, and a manifest with their sha256 (`dmlbench report --records` rebuilds it).
+# study document, the config, and a manifest with their sha256 (`dmlbench report --records`
+# rebuilds the report from them). Written before the report, which prints the manifest's sha256.
 
 
 rule publish:
     input:
-        index=f"reports/{BENCH}/index.html",
+        tracking=f"results/{BENCH}/tracking.json",
         records=[dmlconfig.record_path(CFG, job) for job in JOBS],
         documents=[dmlconfig.study_path(CFG, kind, label) for kind, label in STUDY_JOBS],
     output:
@@ -12,7 +13,7 @@ rule publish:
     params:
         config=json.dumps(CFG, sort_keys=True),
         results=lambda wildcards, input: str(Path(input.records[0]).parents[3]),
-        out=lambda wildcards, input: str(Path(input.index).parent),
+        out=f"reports/{BENCH}",
     log:
         f"logs/{BENCH}/publish.log",
     conda:

@@ -3,7 +3,8 @@
 
 rule report:
     input:
-        f"results/{BENCH}/tracking.json",
+        tracking=f"results/{BENCH}/tracking.json",
+        manifest=f"reports/{BENCH}/records/manifest.json",
     output:
         index=report(
             f"reports/{BENCH}/index.html", caption="../report/index.rst", category="Report"
@@ -29,8 +30,9 @@ rule report:
     conda:
         "../../envs/dmlbench.yaml"
     shell:
-        "python -m dmlbench.cli report --tracking {input:q} --out {params.out:q} "
-        "--title {params.title:q} --description={params.description:q} 2> {log:q}"
+        "python -m dmlbench.cli report --tracking {input.tracking:q} --out {params.out:q} "
+        "--manifest {input.manifest:q} --title {params.title:q} "
+        "--description={params.description:q} 2> {log:q}"
 
 
 localrules:

@@ -8,6 +8,9 @@ the host of each of its public homes opens within `PROBE_TIMEOUT` seconds (one p
 `dmlbench.data.download.probe`, honouring http(s)_proxy). The probe is cheap and fails fast
 without DNS; it cannot tell that a file is still online, which the download itself reports.
 `offline: true` skips the probes: a machine known to have no internet needs no waiting.
+A downloaded set with a file the download lock cannot pin (or a cached one built from such a
+file) is "unpinned" unless the config trusts unpinned files (`data.trust_unpinned`): refused
+before any job, as its `dataset` job would refuse it.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class Status:
 
     @property
     def ok(self) -> bool:
-        return self.how not in ("missing", "unavailable", "probe")
+        return self.how not in ("missing", "unavailable", "probe", "unpinned")
 
 
 def _downloaded(spec, cache_dir: Path) -> bool:
@@ -120,11 +123,34 @@ def _status_without_network(name: str, cache_dir: Path, mirror, offline: bool) -
     return Status(name, "probe", detail)
 
 
-def missing(names, cache_dir, mirror=None, offline: bool = False) -> list[Status]:
-    """The statuses of the data sets among `names` that cannot be obtained. The hosts still to
-    probe are probed in parallel, so unreachable homes cost one timeout, not one each."""
+def _unpinned(name: str, cache_dir: Path) -> Status | None:
+    """Status "unpinned" when data set `name` is (or would be) built from files without a pin."""
+    spec = registry.get(name)
+    if not spec.downloads:
+        return None
+    json_path = cache.paths(name, cache_dir)[1]
+    if json_path.exists():
+        from ..files import read_json
+
+        files = list(read_json(json_path).get("unpinned", {}))
+    else:
+        files = [lock.key(spec, f) for f in spec.files if lock.pin_of(spec, f) == "unpinned"]
+    if not files:
+        return None
+    return Status(name, "unpinned", f"{', '.join(files)} ha{'ve' if len(files) > 1 else 's'} "
+                                    "no pin (dmlbench datasets --files)")
+
+
+def missing(names, cache_dir, mirror=None, offline: bool = False,
+            trust_unpinned: bool = False) -> list[Status]:
+    """The statuses of the data sets among `names` that cannot be obtained (or are unpinned and
+    not trusted). The hosts still to probe are probed in parallel, so unreachable homes cost one
+    timeout, not one each."""
+    names = list(dict.fromkeys(names))
+    refused = [] if trust_unpinned else [s for s in (_unpinned(n, Path(cache_dir)) for n in names)
+                                         if s is not None]
     statuses = [_status_without_network(n, Path(cache_dir), mirror, offline)
-                for n in dict.fromkeys(names)]
+                for n in names if n not in {s.name for s in refused}]
     hosts = {urllib.parse.urlsplit(url).netloc: url for s in statuses if s.how == "probe"
              for url in _homes(registry.get(s.name))}
     probes: dict = {}
@@ -134,7 +160,7 @@ def missing(names, cache_dir, mirror=None, offline: bool = False) -> list[Status
             probes = dict(zip(hosts, results))
     final = [status(s.name, cache_dir, mirror, offline, probes) if s.how == "probe" else s
              for s in statuses]
-    return [s for s in final if not s.ok]
+    return refused + [s for s in final if not s.ok]
 
 
 def message(problems: list[Status], cache_dir) -> str:
@@ -154,7 +180,11 @@ def message(problems: list[Status], cache_dir) -> str:
             "  3. or, if this machine does have internet, remove data.offline / check the proxy "
             "settings (https_proxy).",
         ]
-    if len(fixable) < len(problems):
+    if any(s.how == "unavailable" for s in problems):
         lines.append("Data sets marked 'not available' have no public source: remove them from "
                      "the config.")
+    if any(s.how == "unpinned" for s in problems):
+        lines.append("Files without a pin are refused: nothing says they are the genuine files. "
+                     "To use them anyway set data: {trust_unpinned: true} in the config; their "
+                     "records are then marked unpinned.")
     return "\n".join(lines)

@@ -20,9 +20,12 @@ files are then kept under `<cache>/downloads/<group>/` (the mirror layout, so a 
 and a temporary directory left by a killed build is removed by the next build on that host.
 Every file is verified against its pin (`dmlbench.data.lock`: a published checksum or the lock
 entry) when fetched and each time a kept copy is used; a kept copy that fails is deleted and
-fetched again. A file without a pin gets its sha256 recorded in the lock once its data set has
-passed every check. Files are written atomically, so an interrupted build leaves nothing in the
-cache.
+fetched again. A file without a pin is refused before it is parsed (`lock.UnpinnedFile`, naming
+its sha256) unless `trust_unpinned`; a data set built from trusted unpinned files lists them
+with their sha256 in its metadata (``unpinned``), which every record of it carries. Nothing is
+written into the download lock. Files are written atomically, so an interrupted build leaves
+nothing in the cache; temporary files and directories of killed builds are removed by the
+next use of the cache on that host (`files.remove_stale_temporaries`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import __version__
-from ..files import read_json, temporary_dir, write_json, write_npz
+from ..files import read_json, remove_stale_temporaries, temporary_dir, write_json, write_npz
 from . import download, lock, registry
 from .embedded import RawData
 
@@ -166,12 +168,13 @@ def _encode(name: str, X, labels: np.ndarray, constant: np.ndarray, raw: RawData
 
 
 def build(name: str, cache_dir: str | Path | None = None, mirror=None, offline: bool = False,
-          **fetch_options) -> Dataset:
+          trust_unpinned: bool = False, **fetch_options) -> Dataset:
     """Load data set `name` from its source, validate it and check it against the registry.
 
     Embedded sources need no arguments. Downloaded sources need `cache_dir` (their files are
     kept there); `mirror` (a directory or base URL) is tried before the public homes, which
-    `offline` skips. `fetch_options` (timeout, retries, backoff) go to
+    `offline` skips; `trust_unpinned` accepts files the download lock cannot pin (module
+    docstring). `fetch_options` (timeout, retries, backoff) go to
     `dmlbench.data.download.fetch`.
     """
     spec = registry.get(name)
@@ -180,9 +183,13 @@ def build(name: str, cache_dir: str | Path | None = None, mirror=None, offline: 
     if spec.downloads and cache_dir is None:
         raise ValueError(f"data set '{name}' is downloaded: give the cache directory")
     if spec.source == "download":
-        with _fetched_files(spec, Path(cache_dir), mirror, offline, fetch_options) as paths:
+        unpinned: dict[str, str] = {}
+        with _fetched_files(spec, Path(cache_dir), mirror, offline, fetch_options,
+                            trust_unpinned, unpinned) as paths:
             dataset = _checked(spec, spec.parse(paths))
             _keep_files(spec, paths, Path(cache_dir))
+        if unpinned:
+            dataset.meta["unpinned"] = unpinned
         return dataset
     return _checked(spec, spec.loader())
 
@@ -228,9 +235,11 @@ def downloads_dir(cache_dir: str | Path) -> Path:
 
 
 @contextlib.contextmanager
-def _fetched_files(spec, cache_dir: Path, mirror, offline: bool, fetch_options: dict):
+def _fetched_files(spec, cache_dir: Path, mirror, offline: bool, fetch_options: dict,
+                   trust_unpinned: bool = False, unpinned: dict | None = None):
     """The data set's files, from `<cache>/downloads/<group>/` when a copy there matches its pin,
-    else fetched into a temporary directory that is removed on exit, whatever happens."""
+    else fetched into a temporary directory that is removed on exit, whatever happens. A file
+    without a pin is refused unless `trust_unpinned`; then its sha256 goes into `unpinned`."""
     base = downloads_dir(cache_dir)
     created = [d for d in (cache_dir, base) if not d.exists()]
     try:
@@ -242,18 +251,24 @@ def _fetched_files(spec, cache_dir: Path, mirror, offline: bool, fetch_options: 
                 problem = kept.exists() and _check_kept(kept, file)
                 if kept.exists():
                     paths[file.name] = kept
-                    continue
-                try:
-                    paths[file.name] = download.fetch(
-                        file, spec.group, tmp / file.name, mirror=mirror, offline=offline,
-                        content_pinned=spec.array_sha256 is not None,
-                        archive_dir=tmp / ".archives", **fetch_options)
-                except download.DownloadError as err:
-                    if problem:
-                        raise download.DownloadError(
-                            f"{err}\n(the kept copy {kept} failed its check ({problem}) and "
-                            "was deleted)") from None
-                    raise
+                else:
+                    try:
+                        paths[file.name] = download.fetch(
+                            file, spec.group, tmp / file.name, mirror=mirror, offline=offline,
+                            content_pinned=spec.array_sha256 is not None,
+                            archive_dir=tmp / ".archives", **fetch_options)
+                    except download.DownloadError as err:
+                        if problem:
+                            raise download.DownloadError(
+                                f"{err}\n(the kept copy {kept} failed its check ({problem}) "
+                                "and was deleted)") from None
+                        raise
+                if lock.pin_of(spec, file) == "unpinned":
+                    sha256 = download.checksum_of(paths[file.name], "sha256")
+                    if not trust_unpinned:
+                        raise lock.refusal(spec, file, sha256)
+                    if unpinned is not None:
+                        unpinned[lock.key(spec, file)] = f"sha256:{sha256}"
             yield paths
     finally:
         for d in reversed(created):  # leave no empty directory behind either
@@ -278,20 +293,13 @@ def _check_kept(path: Path, file) -> str:
 
 
 def _keep_files(spec, paths: dict[str, Path], cache_dir: Path) -> None:
-    """Move freshly fetched files into `<cache>/downloads/<group>/` (atomic renames) and record
-    the sha256 of those without a pin in the download lock."""
+    """Move freshly fetched files into `<cache>/downloads/<group>/` (atomic renames)."""
     target = downloads_dir(cache_dir) / spec.group
     for file in spec.files:
         path = paths[file.name]
         if path.parent != target:
             target.mkdir(parents=True, exist_ok=True)
             os.replace(path, target / file.name)
-        if lock.pin_of(spec, file) == "none":
-            try:
-                lock.record(spec, file, download.checksum_of(target / file.name, "sha256"))
-            except OSError as err:
-                print(f"warning: could not record {spec.group}/{file.name} in the download "
-                      f"lock {lock.lock_path()} ({err}); it stays unpinned", file=sys.stderr)
 
 
 def paths(name: str, cache_dir: str | Path) -> tuple[Path, Path]:
@@ -321,6 +329,8 @@ def save(dataset: Dataset, cache_dir: str | Path) -> tuple[Path, Path]:
 def load(name: str, cache_dir: str | Path) -> Dataset:
     """Read a cached data set and check its arrays against the recorded sha256."""
     npz_path, json_path = paths(name, cache_dir)
+    for directory in (npz_path.parent, downloads_dir(cache_dir)):
+        remove_stale_temporaries(directory)
     if not (npz_path.exists() and json_path.exists()):
         raise FileNotFoundError(
             f"data set '{name}' is not in the cache {Path(cache_dir) / 'datasets'}; "
@@ -350,11 +360,20 @@ def load(name: str, cache_dir: str | Path) -> Dataset:
 
 
 def ensure(name: str, cache_dir: str | Path, mirror=None, offline: bool = False,
-           **fetch_options) -> Dataset:
-    """The cached data set, built and cached first if it is not there (see `build`)."""
+           trust_unpinned: bool = False, **fetch_options) -> Dataset:
+    """The cached data set, built and cached first if it is not there (see `build`). A cached
+    set built from unpinned files is refused unless `trust_unpinned` (`lock.UnpinnedFile`)."""
     try:
-        return load(name, cache_dir)
+        dataset = load(name, cache_dir)
     except FileNotFoundError:
-        dataset = build(name, cache_dir, mirror=mirror, offline=offline, **fetch_options)
+        dataset = build(name, cache_dir, mirror=mirror, offline=offline,
+                        trust_unpinned=trust_unpinned, **fetch_options)
         save(dataset, cache_dir)
         return load(name, cache_dir)
+    if dataset.meta.get("unpinned") and not trust_unpinned:
+        files = ", ".join(f"{k} ({v})" for k, v in dataset.meta["unpinned"].items())
+        raise lock.UnpinnedFile(
+            f"cached data set '{name}' was built from files without a pin: {files}; it is "
+            f"refused unless you pass {lock.TRUST_OPTION} (its records are marked unpinned), "
+            f"or delete {paths(name, cache_dir)[1]} and its .npz to rebuild it from pinned files")
+    return dataset

@@ -15,8 +15,8 @@
 - ``offline`` skips the public homes: only the mirror is used;
 - a plain ``http://`` mirror (not on this machine's loopback) serves only files with a pinned
   checksum (`dmlbench.data.lock`): anyone on the path could change an unpinned file. A public
-  home that is plain http (Deng Cai's files) is the file's only source; its first download is
-  checked by the data set's checks and pinned in the lock.
+  home that is plain http (Deng Cai's files) is the file's only source; a file it serves
+  without a pin is refused by the cache unless the user trusts unpinned files.
 
 Every failure raises `DownloadError` listing each source tried and why it failed.
 """
@@ -112,8 +112,7 @@ def untrusted(source: str | Path, file: RemoteFile, content_pinned: bool = False
     parts = urllib.parse.urlsplit(source)
     if parts.scheme == "http" and parts.hostname not in LOOPBACK:
         return ("refused: a plain-http mirror may serve only files with a pinned checksum, and "
-                "this one has none yet; use an https:// or directory mirror (its first verified "
-                "download is recorded in the download lock)")
+                "this one has none (dmlbench.data.lock); use an https:// or directory mirror")
     return None
 
 

@@ -1,24 +1,30 @@
-"""The download lock: sha256 of downloaded files whose source publishes no checksum.
+"""The download lock: the pins of downloaded files whose source publishes no checksum.
 
 How each downloaded file is pinned (`pin_of`, also shown by `dmlbench datasets --files`):
 - ``published``: the checksum its source publishes (MNIST's md5, scikit-learn's sha256 of the
-  20 Newsgroups archive), in the registry;
+  20 Newsgroups archive, KEEL's DOB-SCV files as checked against the team's mirror), in the
+  registry;
 - ``arrays``: its data set's encoded arrays have a sha256 in the registry (the UCI sets, checked
   against the team's cross-checked copies); the file's bytes may differ (line endings), its
   content may not;
-- ``lock``: the sha256 of the first download that passed every check of its data set (shape,
-  class counts), recorded in this lock file (Deng Cai's document sets, colon, USPS);
-- ``none``: not downloaded through a lock yet; the first verified download records it.
+- ``lock``: the sha256 of a genuine copy, in the lock file with the copy's `source`;
+- ``unpinned``: no genuine copy could be obtained to pin it; the lock says why. Such a file is
+  refused (`UnpinnedFile`, naming its sha256) unless the user trusts it: ``--trust-unpinned``
+  (CLI) or ``data: {trust_unpinned: true}`` (config); a data set built from it carries the
+  file's sha256 in its metadata (``unpinned``), and every record of it says so.
 
-The lock is `downloads.lock.json` beside this module, committed with the project, so every
-machine verifies against the same bytes; `DMLBENCH_DOWNLOAD_LOCK` names another file (tests).
-A kept file, a mirror's copy or a new download that differs from its lock entry is refused.
+The lock is `downloads.lock.json` beside this module, package data committed with the project:
+every machine verifies against the same pins, and nothing ever writes into it (a pin taken from
+whatever a first download served would make a hostile mirror's file the reference).
+`DMLBENCH_DOWNLOAD_LOCK` names another file (tests). Its format::
+
+    {"files": {"<group>/<file>": {"sha256": "<hex>", "source": "<where the genuine copy came
+     from>"} or {"sha256": null, "unpinned": "<why no genuine copy could be pinned>"}}}
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
+import functools
 import json
 import os
 from dataclasses import replace
@@ -27,51 +33,71 @@ from pathlib import Path
 from .spec import RemoteFile
 
 DEFAULT_LOCK = Path(__file__).with_name("downloads.lock.json")
+TRUST_OPTION = "--trust-unpinned (CLI) or data: {trust_unpinned: true} (config)"
+
+
+class UnpinnedFile(ValueError):
+    """A downloaded file without a pin, used without the user's opt-in."""
 
 
 def lock_path() -> Path:
     return Path(os.environ.get("DMLBENCH_DOWNLOAD_LOCK") or DEFAULT_LOCK)
 
 
-def read() -> dict[str, str]:
-    """{"<group>/<file>": "sha256:<hex>"}; empty when there is no lock file."""
-    path = lock_path()
-    return json.loads(path.read_text()) if path.exists() else {}
+def read() -> dict[str, dict]:
+    """{"<group>/<file>": entry} of the lock (module docstring); empty without a lock file."""
+    return _read(lock_path())
+
+
+@functools.lru_cache(maxsize=4)
+def _read_cached(path: str, mtime_ns: int) -> dict[str, dict]:
+    document = json.loads(Path(path).read_text())
+    files = document.get("files", {}) if isinstance(document, dict) else {}
+    for key, entry in files.items():
+        if not isinstance(entry, dict) or not (entry.get("sha256") or entry.get("unpinned")):
+            raise ValueError(f"download lock {path}: entry {key} needs a sha256 (with its "
+                             "source) or the reason it is unpinned")
+    return files
+
+
+def _read(path: Path) -> dict[str, dict]:
+    try:
+        return _read_cached(str(path), path.stat().st_mtime_ns)
+    except FileNotFoundError:
+        return {}
+
+
+def key(spec, file: RemoteFile) -> str:
+    return f"{spec.group}/{file.name}"
 
 
 def pin_of(spec, file: RemoteFile) -> str:
-    """'published', 'arrays', 'lock' or 'none' (module docstring)."""
+    """'published', 'arrays', 'lock' or 'unpinned' (module docstring)."""
     if file.checksum is not None:
         return "published"
     if spec.array_sha256 is not None:
         return "arrays"
-    return "lock" if f"{spec.group}/{file.name}" in read() else "none"
+    entry = read().get(key(spec, file))
+    return "lock" if entry and entry.get("sha256") else "unpinned"
 
 
 def pinned(spec, file: RemoteFile) -> RemoteFile:
-    """`file` with its lock entry as checksum when its source publishes none."""
+    """`file` with its lock entry's sha256 as checksum when its source publishes none."""
     if file.checksum is not None:
         return file
-    entry = read().get(f"{spec.group}/{file.name}")
-    return file if entry is None else replace(file, checksum=entry)
+    entry = read().get(key(spec, file)) or {}
+    return replace(file, checksum=f"sha256:{entry['sha256']}") if entry.get("sha256") else file
 
 
-def record(spec, file: RemoteFile, sha256: str) -> None:
-    """Add the sha256 of a verified download of `file` to the lock (under an exclusive lock on
-    the file, so parallel `dataset` jobs do not lose each other's entries)."""
-    path = lock_path()
-    key = f"{spec.group}/{file.name}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".flock"), "a") as guard:
-        fcntl.flock(guard, fcntl.LOCK_EX)
-        entries = read()
-        if key in entries:
-            return
-        entries[key] = f"sha256:{sha256}"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n")
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+def why_unpinned(spec, file: RemoteFile) -> str:
+    """The lock's reason why `file` has no pin (or that the lock does not list it)."""
+    entry = read().get(key(spec, file))
+    return entry["unpinned"] if entry else f"the download lock {lock_path()} does not list it"
+
+
+def refusal(spec, file: RemoteFile, sha256: str) -> UnpinnedFile:
+    """The error for an unpinned file used without the opt-in."""
+    return UnpinnedFile(
+        f"{key(spec, file)} (sha256 {sha256}) has no pin: {why_unpinned(spec, file)}. It is "
+        f"refused, since nothing says it is the genuine file; to use it anyway pass "
+        f"{TRUST_OPTION}: the data set and every record of it are then marked unpinned")

@@ -8,12 +8,14 @@ rerunning a job gives the same record apart from those two sections.
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import os
 import platform
 import socket
 import subprocess
 import time
+import zlib
 from importlib import metadata
 from pathlib import Path
 
@@ -90,6 +92,7 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
             "d": dataset.meta["d"],
             "n_classes": dataset.meta["n_classes"],
             "sha256": dataset.meta["sha256"],
+            **({"unpinned": dataset.meta["unpinned"]} if dataset.meta.get("unpinned") else {}),
         },
         "split": {
             "protocol": spec["protocol"],
@@ -170,8 +173,46 @@ def write(path, split_records: list[dict]) -> None:
     write_json(path, document)
 
 
+class UnreadableRecord(ValueError):
+    """A record file that is not complete JSON (or gzip): cut short, overwritten, corrupt."""
+
+    def __init__(self, path, reason: str):
+        self.path = Path(path)
+        super().__init__(f"record file {path} cannot be read: {reason}")
+
+
+def load(path):
+    """A record file's (or study document's) JSON; `UnreadableRecord` naming the file when it
+    cannot be parsed."""
+    try:
+        return read_json(path)
+    except json.JSONDecodeError as err:
+        raise UnreadableRecord(path, f"not valid JSON ({err})") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+        raise UnreadableRecord(path, f"not a complete gzip file ({err or 'cut short'})") from None
+    except UnicodeDecodeError as err:
+        raise UnreadableRecord(path, f"not UTF-8 text ({err.reason})") from None
+
+
 def read(path) -> list[dict]:
-    """The split records of a record file."""
-    document = read_json(path)
-    validate(document)
+    """The split records of a record file; `UnreadableRecord` when it cannot be parsed, a
+    `ValueError` naming the file and the field when it breaks the schema."""
+    document = load(path)
+    try:
+        validate(document)
+    except ValueError as err:
+        raise ValueError(f"record file {path}: {err}") from None
     return document["records"]
+
+
+SET_ASIDE_SUFFIX = ".unreadable"
+
+
+def set_aside(path) -> Path:
+    """Rename an unreadable record file to `<name>.unreadable` (replacing an older one), so the
+    workflow's next run reruns the job that writes it (its output is missing) while the bytes
+    stay for a look; returns the new path."""
+    path = Path(path)
+    target = path.with_name(path.name + SET_ASIDE_SUFFIX)
+    os.replace(path, target)
+    return target

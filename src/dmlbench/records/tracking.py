@@ -29,8 +29,13 @@ duplicates they may see meanwhile (`canonical_runs`).
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
+import functools
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -88,14 +93,77 @@ def tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_URI
 
 
+def store_label(uri: str | None = None) -> str:
+    """How a report names the store: its scheme and name only, never credentials or local
+    paths ('sqlite: mlruns.db', 'postgresql://host/db', 'https://host/path')."""
+    import urllib.parse
+
+    uri = uri or tracking_uri()
+    parts = urllib.parse.urlsplit(uri)
+    scheme = parts.scheme.split("+", 1)[0]
+    if scheme in ("sqlite", "file", ""):
+        return f"{scheme or 'file'}: {Path(parts.path or uri).name}"
+    host = parts.hostname or ""
+    if scheme in ("http", "https") and parts.port:
+        host += f":{parts.port}"
+    return f"{scheme}://{host}{parts.path}"
+
+
 def client():
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow
     from mlflow.tracking import MlflowClient
 
     uri = tracking_uri()
+    create_schema_once(uri)
     mlflow.set_tracking_uri(uri)
     return MlflowClient(tracking_uri=uri)
+
+
+#: pg_advisory_lock key of the schema set-up (any constant shared by every dmlbench process)
+_PG_SCHEMA_LOCK = 0x646D6C62  # "dmlb"
+
+
+@functools.cache
+def create_schema_once(uri: str) -> None:
+    """Create (or migrate) MLflow's tables of a database store under a lock, so that several
+    processes opening a new store at once do not run MLflow's schema set-up side by side (it
+    has no lock of its own and fails with e.g. 'duplicate column name: step'). SQLite: an
+    exclusive `flock` on `<database>.lock` beside the file (shared file systems included, where
+    they support flock); PostgreSQL: a session advisory lock. Other stores (a tracking server)
+    set up their own schema. Once per process and store."""
+    scheme = uri.split(":", 1)[0].split("+", 1)[0]
+    if scheme == "sqlite" and uri.startswith("sqlite:///") and ":memory:" not in uri:
+        database = Path(uri[len("sqlite:///"):].split("?", 1)[0])
+        database.parent.mkdir(parents=True, exist_ok=True)
+        with open(database.with_name(database.name + ".lock"), "a") as guard:
+            fcntl.flock(guard, fcntl.LOCK_EX)
+            try:
+                _open_store(uri)
+            finally:
+                fcntl.flock(guard, fcntl.LOCK_UN)
+    elif scheme == "postgresql":
+        import sqlalchemy
+
+        engine = sqlalchemy.create_engine(uri, poolclass=sqlalchemy.pool.NullPool)
+        try:
+            with engine.connect() as connection:
+                connection.execute(sqlalchemy.text("SELECT pg_advisory_lock(:key)"),
+                                   {"key": _PG_SCHEMA_LOCK})
+                try:
+                    _open_store(uri)
+                finally:
+                    connection.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:key)"),
+                                       {"key": _PG_SCHEMA_LOCK})
+        finally:
+            engine.dispose()
+
+
+def _open_store(uri: str) -> None:
+    """Open MLflow's store of `uri` once: it creates the tables of a new database."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    SqlAlchemyStore(uri, _local_artifact_root(uri) or "./mlartifacts")
 
 
 def _local_artifact_root(uri: str) -> str | None:
@@ -212,6 +280,9 @@ def _tags(record: dict, kind: str) -> dict:
     }
     if record["method"].get("hubness_reduction"):
         tags[voc.Tag.HUBNESS_REDUCTION] = record["method"]["hubness_reduction"]["label"]
+    if record["dataset"].get("unpinned"):
+        tags[voc.Tag.UNPINNED] = " ".join(f"{k} {v}" for k, v in
+                                          sorted(record["dataset"]["unpinned"].items()))
     if "machine" in record["environment"]:  # records written before it was recorded lack it
         tags[voc.Tag.MACHINE] = record["environment"]["machine"]
     tags.update({f"version.{k}": v for k, v in record["environment"]["versions"].items()})
@@ -252,12 +323,14 @@ def _deleted(mlclient, run_id: str) -> bool:
 
 def _write(mlclient, exp_id: str, key: str, run_id: str, write) -> str:
     """`write(run_id)`; if a concurrent ingest deleted that run meanwhile (an older sibling
-    had finished), write into the key's winner instead. Returns the run written."""
+    had finished), write into the key's winner instead. Returns the run written. A run whose
+    writing fails otherwise is ended FAILED (`_ended_failed`)."""
     from mlflow.exceptions import MlflowException
 
     for _ in range(3):
         try:
-            write(run_id)
+            with _ended_failed(mlclient, run_id):
+                write(run_id)
             return run_id
         except MlflowException:
             if not _deleted(mlclient, run_id):
@@ -268,6 +341,57 @@ def _write(mlclient, exp_id: str, key: str, run_id: str, write) -> str:
                                "run of that key exists")
         run_id = runs[0].info.run_id
     raise RuntimeError(f"could not write MLflow runs of key {key}: deleted three times")
+
+
+@contextlib.contextmanager
+def _ended_failed(mlclient, run_id: str):
+    """Mark the run FAILED when the block fails (a full store, a full disk, a bug), so no run is
+    left RUNNING; the next ingest of its key rewrites it. When the store cannot take even that
+    update, the run stays RUNNING and the next ingest reuses it all the same."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            if not _deleted(mlclient, run_id):
+                mlclient.set_terminated(run_id, "FAILED")
+        raise
+
+
+@contextlib.contextmanager
+def _quiet_store_errors():
+    """Keep MLflow's database layer from logging the traceback of each failed statement (a
+    full store would print it for every write tried): the exception itself says it all, and
+    `ingest` reports a full store in one line."""
+    logger = logging.getLogger("mlflow.store.db.utils")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+#: what MLflow's database stores say when they cannot take a write (SQLite, PostgreSQL)
+_STORE_FULL = ("database or disk is full", "disk i/o error", "readonly database",
+               "no space left on device", "could not extend file", "disk quota exceeded",
+               "read-only file system", "diskfull")
+
+
+def store_error(err: Exception) -> OSError | None:
+    """The `OSError` (ENOSPC, or EROFS for a read-only store) to report instead of a store's
+    exception that says it cannot take a write; None for other errors."""
+    text = f"{err} {type(err).__name__} {getattr(err, 'orig', '')}".lower()
+    if not any(phrase in text for phrase in _STORE_FULL):
+        return None
+    code = errno.EROFS if "read" in text and "only" in text else errno.ENOSPC
+    return OSError(code, _first_line(err), f"the MLflow store {store_label()}")
+
+
+def _first_line(err: Exception) -> str:
+    """The line of the store's message that says why it cannot write."""
+    lines = str(err).splitlines()
+    said = [line for line in lines if any(p in line.lower() for p in _STORE_FULL)]
+    return (said or lines or [type(err).__name__])[0].strip()[:200]
 
 
 def resolve_duplicates(mlclient, exp_id: str, keys: set[str]) -> dict[str, str]:
@@ -315,11 +439,11 @@ def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> st
     if run is not None:
         return run.info.run_id
     run_id = _start(mlclient, exp_id, key, voc.RunKind.BENCHMARK, f"config {config.get('benchmark', '')}")
-    with tempfile.TemporaryDirectory() as tmp:
+    with _ended_failed(mlclient, run_id), tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.json"
         path.write_text(json.dumps(config, indent=2, sort_keys=True))
         mlclient.log_artifact(run_id, str(path))
-    mlclient.set_terminated(run_id)
+        mlclient.set_terminated(run_id)
     return run_id
 
 
@@ -389,20 +513,59 @@ def _run_name(record: dict) -> str:
 
 
 def ingest(paths: list[str | Path], experiment: str | None = None,
-           config: dict | None = None, tracked: list[TrackedRun] = ()) -> dict:
+           config: dict | None = None, tracked: list[TrackedRun] = (),
+           set_aside_unreadable: bool = False) -> dict:
     """Import the split records of record files, and the runs of study documents
     (`studies.tracked_runs`), into MLflow; returns {"parents": {parent_key: {run_id, dataset,
-    method, children: {job_key: run_id}}}, "tracked": {key: run_id}, "counts": ...}."""
+    method, children: {job_key: run_id}}}, "tracked": {key: run_id}, "counts": ...}.
+
+    Every file is read and checked before anything is written. A record file that cannot be
+    read, or whose arrays file is missing or differs, stops the ingest with a `ValueError`
+    naming each such file on a line; with `set_aside_unreadable` (the workflow's track step)
+    each is renamed to `<name>.unreadable` first (`records.set_aside`), so the next run of the
+    workflow reruns the jobs that write them."""
     groups: dict[str, list[dict]] = defaultdict(list)
     folder = {}
+    problems = []
     for path in paths:
-        for record in records.read(path):
+        try:
+            split_records = records.read(path)
+            for record in split_records:
+                if "arrays" in record:
+                    _check_arrays(Path(path).parent, record["arrays"])
+        except records.UnreadableRecord as err:
+            problems.append((Path(path), str(err)))
+            continue
+        except ArraysMismatch as err:
+            problems.append((Path(path), f"record file {path}: {err}"))
+            continue
+        for record in split_records:
             groups[record["parent_key"]].append(record)
             folder[record["job_key"]] = Path(path).parent
+    if problems:
+        lines = []
+        for path, message in problems:
+            if set_aside_unreadable:
+                message += (f"; set aside as {records.set_aside(path).name}: the next workflow "
+                            "run reruns the job that writes it")
+            lines.append(message)
+        raise ValueError("\n".join(lines))
     if not groups and not tracked:
         raise ValueError("no result records to ingest")
     experiment = experiment or (next(iter(groups.values()))[0]["benchmark"] if groups
                                 else tracked[0].benchmark)
+    try:
+        with _quiet_store_errors():
+            return _ingest(groups, folder, experiment, config, tracked)
+    except Exception as err:
+        full = store_error(err)
+        if full is None:
+            raise
+        raise full from None
+
+
+def _ingest(groups: dict, folder: dict, experiment: str, config: dict | None,
+            tracked) -> dict:
     session = _Ingest(experiment)
     out = {"experiment": experiment, "experiment_id": session.exp_id,
            "tracking_uri": tracking_uri(), "parents": {}}
@@ -438,13 +601,22 @@ def _log_record_artifact(mlclient, run_id: str, record: dict) -> None:
         mlclient.log_artifact(run_id, str(path))
 
 
+class ArraysMismatch(ValueError):
+    """The arrays file a record names is missing or differs from the record's sha256."""
+
+
+def _check_arrays(folder: Path, entry: dict) -> None:
+    source = folder / entry["file"]
+    if not source.exists():
+        raise ArraysMismatch(f"arrays file {source} named by a record is missing")
+    if hashlib.sha256(source.read_bytes()).hexdigest() != entry["sha256"]:
+        raise ArraysMismatch(f"arrays file {source} does not match its record (sha256)")
+
+
 def _log_arrays_artifact(mlclient, run_id: str, folder: Path, entry: dict) -> None:
     """The split's arrays (.npz next to its record file) as the run's artifact `arrays.npz`."""
     source = folder / entry["file"]
-    if not source.exists():
-        raise FileNotFoundError(f"arrays file {source} named by a record is missing; rerun its job")
-    if hashlib.sha256(source.read_bytes()).hexdigest() != entry["sha256"]:
-        raise ValueError(f"arrays file {source} does not match its record (sha256); rerun its job")
+    _check_arrays(folder, entry)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / ARRAYS_ARTIFACT
         shutil.copyfile(source, path)

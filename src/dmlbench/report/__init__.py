@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 
@@ -18,11 +19,15 @@ from .sections import SECTIONS
 
 
 def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = None,
-          title: str | None = None, description: str = "") -> Path:
+          title: str | None = None, description: str = "",
+          manifest: str | Path | None = None) -> Path:
     """Write the report of `experiment` to `out_dir`; returns the path of index.html.
 
     `parent_keys` restricts it to those (data set, method) runs, e.g. the current config's.
-    The title and description default to the config logged with the runs.
+    The title and description default to the config logged with the runs. `manifest`: the
+    published records' manifest (`dmlbench.publish`), whose sha256 the page prints; its folder's
+    config.json is then the published one, left as it is. The page names the tracking store by
+    its scheme and name only, and the config beside it is `config.public` (no local paths).
     """
     out_dir = Path(out_dir)
     parents, splits = runs.load(experiment, parent_keys)
@@ -35,15 +40,36 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
     page = env.get_template("index.html").render(
         title=title or dmlconfig.report_title(config, experiment), experiment=experiment,
         description=description or dmlconfig.description(config), sections=built,
-        tracking_uri=tracking.tracking_uri(),
+        store=tracking.store_label(),
+        manifest_sha256=None if manifest is None else _sha256(Path(manifest)),
+        unpinned=unpinned_files(splits),
         n_datasets=parents["dataset"].nunique(), n_methods=parents["method"].nunique(),
         n_parents=len(parents), n_splits=len(splits), version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M %Z"))
-    if config is not None:  # the provenance section points to it
-        write_json(out_dir / "config.json", config)
+    published_config = manifest is not None and Path(manifest).resolve().parents[1] == \
+        out_dir.resolve()
+    if config is not None and not published_config:  # the provenance section points to it
+        write_json(out_dir / "config.json", dmlconfig.public(config))
     index = out_dir / "index.html"
     with atomic_path(index) as tmp:
         tmp.write_text(page)
     if out_dir.parent.name == "reports":
         scoreboard.write(out_dir.parent)
     return index
+
+
+def unpinned_files(splits) -> dict[str, list[str]]:
+    """{data-set label: ["<group>/<file> sha256:<hex>", ...]} of the runs whose data set was
+    built from downloaded files without a pin (trusted by data.trust_unpinned)."""
+    if "unpinned" not in splits:
+        return {}
+    rows = splits.dropna(subset=["unpinned"]).drop_duplicates("dataset")
+    out = {}
+    for dataset, text in zip(rows["dataset"], rows["unpinned"]):
+        words = str(text).split()
+        out[dataset] = [f"{a} {b}" for a, b in zip(words[::2], words[1::2])]
+    return out
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -29,8 +29,9 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
     otherwise the newest parent per (data set, method label). Columns are the metric names plus
     `dataset`, `method`, `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`, and
     the run parameters `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's
-    parameters as JSON (`method_params`) and the label of its hubness reduction, if any
-    (`hubness_reduction`).
+    parameters as JSON (`method_params`), the label of its hubness reduction, if any
+    (`hubness_reduction`), and the unpinned downloaded files of its data set, if any
+    (`unpinned`: "<group>/<file> sha256:<hex> ...").
     """
     parents, splits = _search(experiment, voc.RunKind.PARENT), _search(experiment, voc.RunKind.SPLIT)
     if parents.empty:
@@ -104,7 +105,8 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "hubness_reduction": frame.get(f"tags.{voc.Tag.HUBNESS_REDUCTION}"),
         **{name: frame.get(f"tags.{tag}") for name, tag in (
             ("git_commit", voc.Tag.GIT_COMMIT), ("host", voc.Tag.HOST),
-            ("machine", voc.Tag.MACHINE), ("finished", voc.Tag.FINISHED))},
+            ("machine", voc.Tag.MACHINE), ("finished", voc.Tag.FINISHED),
+            ("unpinned", voc.Tag.UNPINNED))},
     })
     versions = frame[[c for c in frame.columns if c.startswith("tags.version.")]]
     versions.columns = [c[len("tags."):] for c in versions.columns]
@@ -143,7 +145,7 @@ def load_kind(experiment: str, kind: str) -> pd.DataFrame:
 
 def load_config(experiment: str) -> dict | None:
     """The newest benchmark config logged with the experiment's runs (None if there is none)."""
-    import json
+    import tempfile
 
     import mlflow
 
@@ -151,9 +153,11 @@ def load_config(experiment: str) -> dict | None:
     if runs.empty:
         return None
     run_id = runs.sort_values("start_time")["run_id"].iloc[-1]
-    path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="config.json")
-    with open(path) as fh:
-        return json.load(fh)
+    with tempfile.TemporaryDirectory() as tmp:  # MLflow's own download folder is never removed
+        path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="config.json",
+                                                   dst_path=tmp)
+        with open(path) as fh:
+            return json.load(fh)
 
 
 def curve(run_id: str, name: str) -> list[float]:

@@ -1,0 +1,569 @@
+"""The nine faults of the third reliability audit (issue 27), each reproduced and refused:
+hostile mirrors and unpinned downloads, edited published records, concurrent first use of a
+new tracking store, file modes, unreadable records, non-finite config numbers, full disks and
+read-only outputs, machine paths in published pages, stale temporary download folders."""
+
+import copy
+import errno
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_tracking import CFG, run_jobs
+
+from dmlbench import cli, config, data, files, publish, records
+from dmlbench.data import REGISTRY, cache, lock
+from dmlbench.records import tracking
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+# ---- 1. downloads: every file pinned in the committed lock or refused unless trusted
+
+@pytest.fixture
+def committed_lock(monkeypatch):
+    """The package's own download lock (the autouse fixture points tests at a scratch one)."""
+    monkeypatch.delenv("DMLBENCH_DOWNLOAD_LOCK")
+    before = lock.DEFAULT_LOCK.read_bytes()
+    yield lock.DEFAULT_LOCK
+    assert lock.DEFAULT_LOCK.read_bytes() == before, "a run wrote into the committed lock"
+
+
+def test_every_downloaded_file_has_a_pin_or_a_reason_in_the_committed_lock(committed_lock):
+    entries = lock.read()
+    needed = set()
+    for spec in REGISTRY.values():
+        for file in spec.files if spec.downloads else ():
+            if file.checksum is None and spec.array_sha256 is None:
+                needed.add(lock.key(spec, file))
+    assert needed == set(entries), needed ^ set(entries)
+    for key, entry in entries.items():
+        if entry["sha256"]:
+            assert len(entry["sha256"]) == 64 and entry.get("source"), key
+        else:
+            assert len(entry["unpinned"]) > 40, key
+    german = REGISTRY["german"]
+    assert lock.pin_of(german, german.files[0]) == "unpinned"
+
+
+def _crafted_german(mirror: Path) -> Path:
+    """A german.data-numeric that passes every check of the registry (1000 rows, 24 columns,
+    700/300 classes) and whose first column is the label: what a hostile mirror could serve."""
+    rng = np.random.default_rng(0)
+    y = np.array([1] * 700 + [2] * 300)
+    X = rng.integers(0, 5, size=(1000, 24))
+    X[:, 0] = y
+    path = mirror / "german" / "german.data-numeric"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(" ".join(map(str, [*row, label])) + "\n" for row, label in zip(X, y)))
+    return path
+
+
+def test_a_crafted_unpinned_file_from_a_mirror_is_refused_naming_its_sha256(
+        committed_lock, tmp_path, capsys):
+    crafted = _crafted_german(tmp_path / "mirror")
+    sha = hashlib.sha256(crafted.read_bytes()).hexdigest()
+    cache_dir = tmp_path / "cache"
+    args = ["dataset", "german", "--mirror", str(tmp_path / "mirror"), "--offline",
+            "--cache", str(cache_dir)]
+    assert cli.main(args) == 2
+    out = capsys.readouterr().err
+    err = out.strip().splitlines()[-1]  # after the 'fetched ...' progress line
+    assert "Traceback" not in out and err.startswith("dmlbench dataset: error: ")
+    assert "german/german.data-numeric" in err and sha in err and "--trust-unpinned" in err
+    assert not cache.paths("german", cache_dir)[1].exists()
+    # opted in: built, and the data set says which unpinned bytes it came from
+    assert cli.main([*args, "--trust-unpinned"]) == 0
+    meta = json.loads(cache.paths("german", cache_dir)[1].read_text())
+    assert meta["unpinned"] == {"german/german.data-numeric": f"sha256:{sha}"}
+    # the cached set is refused again without the opt-in
+    assert cli.main(args) == 2
+    assert "built from files without a pin" in capsys.readouterr().err
+
+
+def test_the_workflow_refuses_an_unpinned_data_set_before_any_job(committed_lock, tmp_path):
+    from dmlbench.data import availability
+
+    _crafted_german(tmp_path / "mirror")
+    args = (["german", "iris"], tmp_path / "cache", tmp_path / "mirror", True)
+    [problem] = availability.missing(*args)
+    assert problem.how == "unpinned" and "german/german.data-numeric" in problem.detail
+    assert "trust_unpinned: true" in availability.message([problem], tmp_path / "cache")
+    assert availability.missing(*args, trust_unpinned=True) == []
+
+
+def test_a_trusted_unpinned_data_set_marks_every_record_and_the_report(tmp_path):
+    """A data set built from trusted unpinned files (its metadata lists them) gives records that
+    say so, a run tag, and a red note on the report page."""
+    import pandas as pd
+    from jinja2 import Environment, PackageLoader
+
+    from dmlbench import report
+    from dmlbench.run import job, protocols
+
+    unpinned = {"german/german.data-numeric": "sha256:" + "a" * 64}
+    cfg = config.check({**copy.deepcopy(CFG), "methods": {"euclidean": None},
+                        "data": {"cache": str(tmp_path / "cache")}})
+    cache.save(data.build("iris"), tmp_path / "cache")
+    meta_path = cache.paths("iris", tmp_path / "cache")[1]
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "unpinned": unpinned}))
+    ds = data.load("iris", tmp_path / "cache")
+    protocol = config.dataset_protocol(cfg, "iris")
+    protocols.save_splits(config.split_path(cfg, "iris"), protocols.make_splits(
+        ds.y, protocol, 0), protocol, 0, ds.meta["sha256"])
+    [j] = config.jobs(cfg)
+    split_records = job.run(config.job_spec(cfg, j.dataset, j.method, j.splits), progress=False)
+    records.write(tmp_path / "record.json", split_records)  # checked against the schema
+    assert len(split_records) == 2
+    assert all(r["dataset"]["unpinned"] == unpinned for r in split_records)
+    tag = tracking._tags(split_records[0], "split")[tracking.voc.Tag.UNPINNED]
+    splits = pd.DataFrame({"dataset": ["iris", "wine"], "unpinned": [tag, None]})
+    assert report.unpinned_files(splits) == {"iris": ["german/german.data-numeric sha256:"
+                                                      + "a" * 64]}
+    page = Environment(loader=PackageLoader("dmlbench.report", "templates")).get_template(
+        "index.html").render(unpinned=report.unpinned_files(splits), sections=[])
+    assert 'class="unpinned"' in page and "german/german.data-numeric" in page
+    # without unpinned files the record has no such field (earlier records' hashes hold)
+    assert "unpinned" not in records.read(run_jobs(copy.deepcopy(CFG), tmp_path / "b",
+                                                   tmp_path)[0])[0]["dataset"]
+
+
+# ---- 2. a published records folder is exactly what its manifest says
+
+@pytest.fixture
+def published(tmp_path):
+    """A report folder holding two record files (iris: euclidean, rca) and its manifest."""
+    results = tmp_path / "results" / "track-test"
+    folder = results / "runs" / "iris"
+    folder.mkdir(parents=True)
+    cfg = copy.deepcopy(CFG)
+    paths = run_jobs(cfg, tmp_path, folder)
+    cfg["data"]["mirror"] = "https://user:secret@mirror.example/data/?token=x"
+    out = tmp_path / "reports" / "track-test"
+    publish.publish(paths, [], cfg, out, results)
+    return out
+
+
+def _manifest(out: Path) -> tuple[Path, dict]:
+    path = out / "records" / "manifest.json"
+    return path, json.loads(path.read_text())
+
+
+def _edit_manifest(out: Path, change) -> None:
+    path, manifest = _manifest(out)
+    change(manifest)
+    path.write_text(json.dumps(manifest))
+
+
+def _drop_entry(out):
+    _, manifest = _manifest(out)
+    relative = manifest["records"][0]
+    _edit_manifest(out, lambda m: (m["records"].remove(relative), m["files"].pop(relative)))
+    return relative
+
+
+def _drop_entry_and_truncate(out):
+    relative = _drop_entry(out)
+    path = out / "records" / relative
+    path.write_bytes(path.read_bytes()[:40])
+    return relative
+
+
+def _delete_file(out):
+    _, manifest = _manifest(out)
+    (out / "records" / manifest["records"][0]).unlink()
+    return manifest["records"][0]
+
+
+def _change_record(out):
+    _, manifest = _manifest(out)
+    path = out / "records" / manifest["records"][0]
+    document = records.load(path)
+    document["records"][0]["metrics"]["accuracy_k1"] += 0.125
+    files.write_json_gz(path, document)
+    return manifest["records"][0]
+
+
+def _change_config(out):
+    config_path = out / "config.json"
+    cfg = json.loads(config_path.read_text())
+    cfg["report"] = {"rope": 0.5}
+    config_path.write_text(json.dumps(cfg))
+    return "config.json"
+
+
+def _truncate_and_reseal(out):
+    """A truncated record whose manifest entry was forged to match: the sha256 holds, the file
+    cannot be read."""
+    _, manifest = _manifest(out)
+    relative = manifest["records"][0]
+    path = out / "records" / relative
+    path.write_bytes(path.read_bytes()[:40])
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    _edit_manifest(out, lambda m: m["files"].__setitem__(relative, digest))
+    return relative
+
+
+@pytest.mark.parametrize("tamper, message", [
+    (_drop_entry, "is not in"),
+    (_drop_entry_and_truncate, "is not in"),
+    (_delete_file, "is missing"),
+    (_change_record, "does not match"),
+    (_change_config, "does not match"),
+    (_truncate_and_reseal, "cannot be read"),
+])
+def test_an_edited_records_folder_is_refused_naming_the_file(published, tmp_path, capsys,
+                                                            mlflow_uri, tamper, message):
+    named = tamper(published)
+    code = cli.main(["report", "--records", str(published / "records"),
+                     "--out", str(tmp_path / "rebuilt")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "Traceback" not in err[0]
+    assert message in err[0] and Path(named).name in err[0]
+    assert not (tmp_path / "rebuilt" / "index.html").exists()
+
+
+def test_a_manifest_of_the_old_format_is_refused(published):
+    _edit_manifest(published, lambda m: (m.pop("format"), m.pop("config")))
+    with pytest.raises(ValueError, match="covers config.json"):
+        publish.verified_files(published / "records")
+
+
+def test_the_published_config_names_no_credentials_or_local_paths(published):
+    text = (published / "config.json").read_text()
+    assert "secret" not in text and "token" not in text and str(published.parents[1]) not in text
+    assert json.loads(text)["data"] == {"cache": "<local directory>/cache",
+                                        "mirror": "https://mirror.example/data/"}
+    publish.verified_files(published / "records")
+
+
+# ---- 3. several workflows opening a new SQLite store at once
+
+_INGEST_AT_ONCE = """
+import sys, time
+from pathlib import Path
+import mlflow  # the imports before the barrier: the race is in the store's set-up
+from dmlbench import cli
+from dmlbench.records import tracking
+ready, go = Path(sys.argv[1]), Path(sys.argv[2])
+ready.touch()
+while not go.exists():
+    time.sleep(0.002)
+sys.exit(cli.main(["ingest", *sys.argv[3:], "--experiment", "race"]))
+"""
+
+
+def concurrent_ingests(uri: str, paths: list, n: int, tmp_path: Path) -> list:
+    """`n` `dmlbench ingest` processes (the workflow's track step) started at the same instant
+    (after their imports) on the store `uri`; returns their CompletedProcess-like results."""
+    env = {**os.environ, "MLFLOW_TRACKING_URI": uri, "PYTHONPATH": str(HERE)}
+    go = tmp_path / f"go-{n}"
+    ready = [tmp_path / f"ready-{n}-{i}" for i in range(n)]
+    procs = [subprocess.Popen([sys.executable, "-c", _INGEST_AT_ONCE, str(r), str(go),
+                               *map(str, paths)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for r in ready]
+    deadline = time.time() + 300
+    while not all(r.exists() for r in ready):
+        assert time.time() < deadline and all(p.poll() is None for p in procs)
+        time.sleep(0.05)
+    go.touch()
+    return [(p.wait(timeout=600), *p.communicate()) for p in procs]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [2, 4])
+def test_concurrent_track_steps_on_a_new_sqlite_store(tmp_path, n):
+    import mlflow
+
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    uri = f"sqlite:///{tmp_path / 'new' / 'mlruns.db'}"
+    for code, _, err in concurrent_ingests(uri, paths, n, tmp_path):
+        assert code == 0, err[-3000:]
+    mlflow.set_tracking_uri(uri)
+    runs = mlflow.search_runs(experiment_names=["race"], filter_string="tags.`dmlbench.kind` != ''")
+    assert runs["tags.dmlbench.key"].is_unique and set(runs["status"]) == {"FINISHED"}
+    assert len(runs) == 2 + 2 * 2  # two parents (euclidean, rca), two splits each
+
+
+# ---- 4. written files follow the umask
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])
+def test_atomically_written_files_follow_the_umask(tmp_path, mask, mode):
+    previous = os.umask(mask)
+    try:
+        assert files.umask() == mask
+        files.write_json(tmp_path / "a.json", {"x": 1})
+        files.write_json_gz(tmp_path / "a.json.gz", {"x": 1})
+        files.write_npz(tmp_path / "a.npz", x=np.zeros(2))
+        cache.save(data.build("iris"), tmp_path / "cache")
+    finally:
+        os.umask(previous)
+    written = [tmp_path / "a.json", tmp_path / "a.json.gz", tmp_path / "a.npz",
+               *cache.paths("iris", tmp_path / "cache")]
+    assert [oct(p.stat().st_mode & 0o777) for p in written] == [oct(mode)] * len(written)
+
+
+# ---- 5. a record that cannot be read is named and set aside
+
+def _truncated_json(path):
+    path.write_bytes(path.read_bytes()[:2000])
+
+
+def _bad_gzip(path):
+    text = path.read_bytes()
+    path.unlink()
+    path = path.with_name(path.name + ".gz")
+    path.write_bytes(gzip.compress(text)[:100])
+    return path
+
+
+def _not_utf8(path):
+    path.write_bytes(b"\xff\xfe" + path.read_bytes())
+
+
+@pytest.mark.parametrize("damage, reason", [(_truncated_json, "not valid JSON"),
+                                            (_bad_gzip, "not a complete gzip file"),
+                                            (_not_utf8, "not")])
+def test_an_unreadable_record_is_named_in_one_line_and_set_aside(tmp_path, mlflow_uri, capsys,
+                                                                 damage, reason):
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    bad = damage(paths[0]) or paths[0]
+    code = cli.main(["ingest", str(bad), str(paths[1])])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and str(bad) in err[0] and reason in err[0]
+    assert not bad.exists() and bad.with_name(bad.name + ".unreadable").exists()
+    assert "set aside" in err[0]
+    # nothing was written to the store before the check
+    import mlflow
+    assert mlflow.search_experiments(filter_string="name = 'track-test'") == []
+
+
+def test_a_record_whose_arrays_file_is_missing_is_set_aside(tmp_path, mlflow_uri, capsys):
+    cfg = copy.deepcopy(CFG)
+    cfg["methods"] = {"nca": {"params": {"n_components": 2, "max_iter": 5}}}
+    [path] = run_jobs(cfg, tmp_path, tmp_path, keep_arrays=True)
+    arrays = records.read(path)[0]["arrays"]["file"]
+    (path.parent / arrays).unlink()
+    assert cli.main(["ingest", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and arrays in err and not path.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_the_next_workflow_run_reruns_the_job_of_an_unreadable_record(smoke_run, tmp_path):
+    from conftest import snakemake
+
+    reference, env = smoke_run
+    work = tmp_path / "work"
+    shutil.copytree(reference, work, symlinks=True)
+    env = {**env, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
+    record = work / "results/smoke/runs/iris/euclidean/part0.json"
+    record.write_text(record.read_text()[:3000])  # a cut-short record, as a full disk leaves
+    first = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
+    log = (work / "logs/smoke/track.log").read_text()
+    assert first.returncode != 0 and str(record.relative_to(work)) in log
+    assert "Traceback" not in log and "set aside" in log and not record.exists()
+    second = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert second.stderr.count("rule run_job:") == 1 and "localrule track" in second.stderr
+    assert records.read(record)
+
+
+# ---- 6. non-finite numbers are refused where a finite number is meant
+
+def _smoke() -> dict:
+    import yaml
+    return yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+
+
+@pytest.mark.parametrize("where, value, key", [
+    ("preprocess", [{"gaussian_blur": float("nan")}], "preprocess.0.gaussian_blur"),
+    ("report", {"rope": float("nan")}, "report.rope"),
+    ("report", {"rope": float("inf")}, "report.rope"),
+    ("hubness_k", float("nan"), "hubness_k"),
+])
+def test_non_finite_numbers_are_refused_naming_the_key(where, value, key):
+    cfg = _smoke()
+    cfg[where] = value
+    with pytest.raises(config.ConfigError, match=f"'{key}': must be a finite number"):
+        config.validate_schema(cfg)
+
+
+def test_check_config_refuses_a_nan_in_yaml(tmp_path, capsys):
+    text = (REPO / "config" / "smoke.yaml").read_text().replace(
+        "preprocess: [zscore]", "preprocess: [zscore, {gaussian_blur: .nan}]")
+    (tmp_path / "c.yaml").write_text(text)
+    assert cli.main(["check-config", str(tmp_path / "c.yaml")]) == 2
+    assert "preprocess.1.gaussian_blur': must be a finite number, got nan" in \
+        capsys.readouterr().err
+
+
+# ---- 7. out of space, read-only output, full store: one line, no RUNNING run
+
+def _job_args(tmp_path) -> list:
+    cfg = copy.deepcopy(CFG)
+    cfg["methods"] = {"euclidean": None}
+    run_jobs(cfg, tmp_path, tmp_path)  # the cache and splits the job reads
+    cfg = config.check({**cfg, "data": {"cache": str(tmp_path / "cache")}})
+    [j] = config.jobs(cfg)
+    return ["run", "--job", json.dumps(config.job_spec(cfg, j.dataset, j.method, j.splits))]
+
+
+def test_a_full_disk_while_writing_the_record_is_one_line(tmp_path, monkeypatch, capsys):
+    args = _job_args(tmp_path)
+    out = tmp_path / "out" / "part0.json"
+
+    def no_space(self, *a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text", no_space)
+    assert cli.main([*args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"dmlbench run: error: cannot write {out}: no space left: free some, or " \
+                      "write elsewhere, and run again"
+    assert list(out.parent.iterdir()) == []  # no partial file, no temporary
+
+
+def _in_mount(tmp_path, options: str, command: list) -> subprocess.CompletedProcess:
+    """`command` with a tmpfs mounted (`options`) on tmp_path/mnt, in a mount namespace of its
+    own (root only; skipped where the sandbox forbids it)."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare to mount a file system for the test")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    script = (f"mount -t tmpfs -o {options} tmpfs {mnt} || exit 99; "
+              + " ".join(map(json.dumps, command)))
+    result = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                            timeout=600)
+    if result.returncode == 99:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
+    return result
+
+
+@pytest.mark.parametrize("options, remedy", [("ro,size=1m", "read-only file system"),
+                                             ("size=4k,nr_inodes=2", "no space left")])
+def test_a_read_only_or_full_output_is_one_line_naming_the_path(tmp_path, options, remedy):
+    args = _job_args(tmp_path)
+    out = tmp_path / "mnt" / "runs" / "part0.json"
+    result = _in_mount(tmp_path, options, [sys.executable, "-m", "dmlbench.cli", *args,
+                                           "--out", str(out)])
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert lines[-1].startswith(f"dmlbench run: error: cannot write {out}") and remedy in lines[-1]
+
+
+def test_a_full_store_is_one_line_and_leaves_no_running_run(tmp_path, mlflow_uri, monkeypatch,
+                                                           capsys):
+    """SQLite's page limit stands for a full disk: the store takes the first run, then no more."""
+    import mlflow
+    import sqlalchemy
+
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    schema = subprocess.run([sys.executable, "-c", "from dmlbench.records import tracking; "
+                             "tracking.client()"], capture_output=True, text=True)
+    assert schema.returncode == 0, schema.stderr  # the tables, made before the limit
+    db = Path(mlflow_uri[len("sqlite:///"):])
+    pages = sqlite3.connect(db).execute("PRAGMA page_count").fetchone()[0]
+
+    def limit(connection, _):  # rows still fit into the free space of the pages there are
+        connection.execute(f"PRAGMA max_page_count = {pages}")
+
+    sqlalchemy.event.listen(sqlalchemy.engine.Engine, "connect", limit)
+    try:
+        code = cli.main(["ingest", *map(str, paths)])
+    finally:
+        sqlalchemy.event.remove(sqlalchemy.engine.Engine, "connect", limit)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "Traceback" not in err[0]
+    assert err[0].startswith("dmlbench ingest: error: cannot write the MLflow store sqlite: "
+                             "mlruns.db: no space left")
+    runs = mlflow.search_runs(search_all_experiments=True)
+    assert len(runs) >= 1 and "RUNNING" not in set(runs["status"])
+    # with room again, the next ingest completes every run
+    again = subprocess.run([sys.executable, "-m", "dmlbench.cli", "ingest", *map(str, paths)],
+                           capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    runs = mlflow.search_runs(search_all_experiments=True, filter_string="tags.`dmlbench.kind` != ''")
+    assert set(runs["status"]) == {"FINISHED"} and len(runs) == 6
+
+
+# ---- 8. published pages name the store by scheme and name only
+
+@pytest.mark.parametrize("uri, label", [
+    ("sqlite:////work/runs/am17/mlruns.db", "sqlite: mlruns.db"),
+    ("sqlite:///mlruns.db", "sqlite: mlruns.db"),
+    ("postgresql://alice:s3cret@db.example:5432/mlflow", "postgresql://db.example/mlflow"),
+    ("postgresql+psycopg2://alice:s3cret@db.example/mlflow?sslmode=require",
+     "postgresql://db.example/mlflow"),
+    ("https://bob:pw@mlflow.example:8443/team?token=abc", "https://mlflow.example:8443/team"),
+    ("http://127.0.0.1:5000", "http://127.0.0.1:5000"),
+    ("file:///root/mlruns", "file: mlruns"),
+])
+def test_the_store_label_names_no_credentials_or_local_paths(uri, label):
+    assert tracking.store_label(uri) == label
+
+
+@pytest.mark.parametrize("mirror, shown", [
+    ("/work/shared/data/uci", "<local directory>/uci"),
+    ("file:///root/mirror/", "<local directory>/mirror"),
+    ("https://u:p@mirror.example:8443/data/?key=1", "https://mirror.example:8443/data/"),
+])
+def test_the_public_config_shows_no_local_path_or_credential(mirror, shown):
+    cfg = {"benchmark": "b", "data": {"cache": "resources", "mirror": mirror}}
+    assert config.public(cfg)["data"]["mirror"] == shown
+    assert config.public(config.public(cfg)) == config.public(cfg)
+    assert cfg["data"]["mirror"] == mirror
+
+
+def test_no_committed_report_holds_a_store_uri_or_a_machine_path():
+    found = []
+    for path in (REPO / "reports").rglob("*"):
+        if path.suffix in (".html", ".json", ".csv", ".md", ".tex"):
+            text = path.read_text(errors="replace")
+            found += [f"{path}: {w}" for w in ("sqlite:/", "postgresql:/", "/work/", "/root/",
+                                               "/tmp/", "/home/") if w in text]
+    assert not found, found[:5]
+    for manifest in (REPO / "reports").glob("*/records/manifest.json"):
+        publish.verified_files(manifest.parent)
+
+
+# ---- 9. a killed download's temporary folder goes with the next use of the cache
+
+def test_stale_temporary_download_folders_are_removed_by_any_use_of_the_cache(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    downloads = cache.downloads_dir(tmp_path / "cache")
+    stale = downloads / f".usps.{files._HOST}.{dead.pid}.x1y2.tmpdir"
+    (stale / ".archives").mkdir(parents=True)
+    (stale / "zip.train.gz").write_bytes(b"part")
+    alive = downloads / f".colon.{files._HOST}.{os.getpid()}.a1b2.tmpdir"
+    alive.mkdir()
+    other_host = downloads / f".tdt.elsewhere.{dead.pid}.c3d4.tmpdir"
+    other_host.mkdir()
+    data.ensure("iris", tmp_path / "cache")  # another data set, embedded
+    assert not stale.exists() and alive.exists() and other_host.exists()
+
+
+def test_reading_the_config_back_leaves_no_temporary_folder(tmp_path, mlflow_uri, monkeypatch):
+    """MLflow downloads an artifact into a temporary folder it never removes, one per report."""
+    from dmlbench.report import runs
+
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path / "jobs", tmp_path)
+    tracking.ingest(paths, config={"benchmark": "track-test", "report": {"rope": 0.01}})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    assert runs.load_config("track-test") == {"benchmark": "track-test", "report": {"rope": 0.01}}
+    assert list(scratch.iterdir()) == []
