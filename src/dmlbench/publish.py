@@ -17,8 +17,9 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import records
+from . import records, report, studies
 from .files import atomic_path, read_json, write_json, write_json_gz
+from .records import tracking
 
 MANIFEST = "manifest.json"
 CONFIG = "config.json"
@@ -106,11 +107,9 @@ def temporary_tracking_store():
 def rebuild(records_dir: str | Path, out_dir: str | Path) -> Path:
     """The report of a published records folder, built again into `out_dir` from the records
     alone (temporary MLflow store; nothing is refitted). Returns the new index.html."""
-    from . import report, studies
-    from .records import tracking
-
     record_paths, documents, config = verified_files(records_dir)
     tracked = [run for path in documents for run in studies.tracked_runs(read_json(path))]
     with temporary_tracking_store():
         summary = tracking.ingest(record_paths, config=config, tracked=tracked)
-        return report.build(summary["experiment"], out_dir, parent_keys=list(summary["parents"]))
+        return report.build(summary["experiment"], out_dir, parent_keys=list(summary["parents"]),
+                            config_run_id=summary.get("config_run_id"))

@@ -5,8 +5,8 @@
 rule publish:
     input:
         index=f"reports/{BENCH}/index.html",
-        records=[dmlconfig.record_path(CFG, job) for job in JOBS],
-        documents=[dmlconfig.study_path(CFG, kind, label) for kind, label in STUDY_JOBS],
+        records=[dmlplan.record_path(CFG, job) for job in JOBS],
+        documents=[dmlstudies.path(CFG, kind, label) for kind, label in STUDY_JOBS],
     output:
         f"reports/{BENCH}/records/manifest.json",
     params:

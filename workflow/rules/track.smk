@@ -4,8 +4,8 @@
 
 rule track:
     input:
-        records=[dmlconfig.record_path(CFG, job) for job in JOBS],
-        documents=[dmlconfig.study_path(CFG, kind, label) for kind, label in STUDY_JOBS],
+        records=[dmlplan.record_path(CFG, job) for job in JOBS],
+        documents=[dmlstudies.path(CFG, kind, label) for kind, label in STUDY_JOBS],
     output:
         f"results/{BENCH}/tracking.json",
     params:

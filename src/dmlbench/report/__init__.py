@@ -9,32 +9,34 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
-from .. import config as dmlconfig
 from ..files import atomic_path, write_json
 from ..records import tracking
-from . import runs, scoreboard
+from . import runs, scoreboard, settings
 from .base import Context
 from .sections import SECTIONS
 
 
 def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = None,
-          title: str | None = None, description: str = "") -> Path:
+          title: str | None = None, description: str = "",
+          config_run_id: str | None = None) -> Path:
     """Write the report of `experiment` to `out_dir`; returns the path of index.html.
 
     `parent_keys` restricts it to those (data set, method) runs, e.g. the current config's.
-    The title and description default to the config logged with the runs.
+    The report's settings (`report.settings`: title, description, rope, paper tables) come
+    from the checked config logged with the runs: the run `config_run_id` (the track job's),
+    else the newest; `title` and `description` override the config's.
     """
     out_dir = Path(out_dir)
     parents, splits = runs.load(experiment, parent_keys)
-    config = runs.load_config(experiment)
+    config = runs.load_config(experiment, config_run_id)
     ctx = Context(parents, splits, out_dir, runs.hubness_k(parents), runs.ks(parents), config,
                   experiment=experiment)
     built = [s for s in (section(ctx) for section in SECTIONS) if s is not None]
     env = Environment(loader=PackageLoader("dmlbench.report", "templates"),
                       autoescape=select_autoescape(["html"]))
     page = env.get_template("index.html").render(
-        title=title or dmlconfig.report_title(config, experiment), experiment=experiment,
-        description=description or dmlconfig.description(config), sections=built,
+        title=title or settings.title(config, experiment), experiment=experiment,
+        description=description or settings.description(config), sections=built,
         tracking_uri=tracking.tracking_uri(),
         n_datasets=parents["dataset"].nunique(), n_methods=parents["method"].nunique(),
         n_parents=len(parents), n_splits=len(splits), version=__version__,
