@@ -22,7 +22,7 @@ from threadpoolctl import threadpool_limits
 
 from dmlbench import data
 from dmlbench.measure import hubness_reduction as hr
-from dmlbench.measure.evaluation import accuracy_per_k
+from dmlbench.measure.knn_rule import accuracy_per_k
 from dmlbench.methods import REGISTRY
 from dmlbench.run import protocols
 
