@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import requests
+
 from . import cache, download, lock, registry
 
 PROBE_TIMEOUT = 3.0
@@ -64,8 +66,6 @@ def _in_mirror(spec, mirror) -> tuple[bool, str]:
 
 
 def _head_ok(url: str) -> bool:
-    import requests
-
     try:
         response = requests.head(url, timeout=PROBE_TIMEOUT, allow_redirects=True)
         return response.status_code == 200

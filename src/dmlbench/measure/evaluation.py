@@ -13,6 +13,7 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
+import psutil
 
 from .. import vocabulary as voc
 from . import hubness
@@ -66,8 +67,6 @@ class PeakMemory:
     """
 
     def __init__(self, into: dict, interval: float = 0.005):
-        import psutil
-
         self.into, self.interval = into, interval
         self._process = psutil.Process()
         self._stop = threading.Event()

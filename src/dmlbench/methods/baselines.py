@@ -12,10 +12,21 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.decomposition import PCA as SkPCA
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 from .base import LinearMetric
 from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
+
+def _metric_learn():
+    """metric-learn, imported when a baseline is fitted: its import takes seconds (the heaviest
+    of the dependencies) and no other method needs it, nor does a process that only lists or
+    checks the methods (`dmlbench methods`, `dmlbench check-config`, the Snakefile)."""
+    import metric_learn
+
+    return metric_learn
+
 
 #: eigenvalues of a scaled scatter matrix below this fraction of its largest count as 0
 SCATTER_RTOL = 1e-10
@@ -79,8 +90,7 @@ class LMNN(LinearMetric):
                 f"more than n_train = {n_train} training points (at most {n_train - 1})")
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         labels, counts = np.unique(y, return_counts=True)
         smallest = int(counts.min())
         if smallest < 2:
@@ -117,8 +127,7 @@ class ITML(LinearMetric):
         self.random_state = random_state
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         return _fit_metric_learn("itml", metric_learn.ITML_Supervised(**self.get_params()), X, y)
 
 
@@ -149,8 +158,7 @@ class RCA(LinearMetric):
         _limit_components(params, d)
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         if self.chunk_size is None:
             # metric-learn inverts the within-class covariance and returns NaN (or, with another
             # rounding, huge numbers) when it is singular: work in the directions the data vary
@@ -167,8 +175,6 @@ class RCA(LinearMetric):
             # metric-learn's low-rank branch mixes complex eigenvectors (NaN on wine, segment);
             # the same metric: whiten, then keep the d leading principal directions (the top
             # generalised eigenvectors of total vs within-class covariance), whitened already
-            from sklearn.decomposition import PCA as SkPCA
-
             _check_n_components("rca", self.n_components, whiten.shape[0])
             pca = SkPCA(n_components=self.n_components, svd_solver="full").fit(X @ whiten.T)
             return pca.components_ @ whiten
@@ -222,8 +228,7 @@ class MMC(LinearMetric):
         self.random_state = random_state
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         return _fit_metric_learn("mmc", metric_learn.MMC_Supervised(**self.get_params()), X, y)
 
 
@@ -247,8 +252,7 @@ class LFDA(LinearMetric):
         _limit_components(params, d)
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         return _fit_metric_learn("lfda", metric_learn.LFDA(**self.get_params()), X, y)
 
 
@@ -269,8 +273,6 @@ class PCA(LinearMetric):
         _limit_components(params, min(n_train, d), "min(n_train, d)")
 
     def _learn_components(self, X, y):
-        from sklearn.decomposition import PCA as SkPCA
-
         return SkPCA(n_components=self.n_components, svd_solver="full").fit(X).components_
 
 
@@ -333,8 +335,6 @@ def check_within_class_scatter(X, y, name: str, remedy: str) -> None:
 def lda_scalings(X, y, shrinkage=None) -> np.ndarray:
     """All D generalised eigenvectors of (S_B, S_W) as columns, by decreasing eigenvalue
     (scikit-learn's eigen solver; the first C - 1 are the discriminant directions)."""
-    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-
     return LinearDiscriminantAnalysis(solver="eigen", shrinkage=shrinkage).fit(X, y).scalings_
 
 

@@ -54,6 +54,7 @@ from typing import Callable
 import numpy as np
 import scipy.linalg
 import scipy.sparse
+from scipy.optimize import minimize
 
 from ..measure.neighbours import euclidean_kneighbors
 from .base import LinearMetric
@@ -248,8 +249,6 @@ def _factored_lbfgs(Xw, dis, mu, max_iter, tol, out: Solution) -> Solution:
     a certificate, so `converged` is never claimed at a saddle. Cost per evaluation
     O(|D| d + n d^2 + d^3) (Algorithm 1: O(|D| + n d^2 + d^3) per iteration, many more of
     them)."""
-    from scipy.optimize import minimize
-
     n, d = Xw.shape
     scatter = PairScatter(dis, n)
     last = {}

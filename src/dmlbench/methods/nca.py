@@ -35,9 +35,11 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.optimize import minimize
 
 from ..solvers import nca_objective
 from .base import LinearMetric
+from .baselines import PCA, RCA, check_within_class_scatter, lda_scalings
 from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
 
@@ -212,8 +214,6 @@ class NCAFamily(LinearMetric):
         elif init == "lda":
             A0 = _lda_directions(X, y, d)
         else:
-            from .baselines import RCA
-
             A0 = RCA(n_components=d).fit(X, y).components_
             if A0.shape[0] < d:
                 raise ValueError(f"the RCA start has only {A0.shape[0]} directions (singular "
@@ -244,8 +244,6 @@ class NCAFamily(LinearMetric):
         max_iter = max_iter or self.max_iter
         if optimizer == "bold_driver":
             return self._bold_driver(A0, fun, max_iter, final_phase)
-        from scipy.optimize import minimize
-
         shape = A0.shape
         mon = self._monitor
         last = {"A": A0}
@@ -357,8 +355,6 @@ class NCAFamily(LinearMetric):
 
 def _pca_whitened(X, y, d):
     """Eq. 3.15: the top d principal directions scaled by 1/sqrt(eigenvalue) (S^(-1/2))."""
-    from .baselines import PCA
-
     W = PCA(n_components=d).fit(X, y).components_
     var = (X - X.mean(axis=0)) @ W.T
     scale = np.sqrt(np.maximum(var.var(axis=0), np.finfo(float).eps))
@@ -368,8 +364,6 @@ def _pca_whitened(X, y, d):
 def _lda_directions(X, y, d):
     """Eq. 3.16-3.17: the d leading generalised eigenvectors of (S_B, S_W), as scikit-learn's
     eigen solver orders them (the `lda` baseline's directions, continued past C - 1)."""
-    from .baselines import check_within_class_scatter, lda_scalings
-
     check_within_class_scatter(X, y, "init='lda'", "choose init 'pca' or 'random'")
     return lda_scalings(X, y)[:, :d].T
 

@@ -17,6 +17,9 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+import jsonschema
+import psutil
+
 from .. import __version__
 from .. import vocabulary as voc
 from ..files import read_json, write_json
@@ -41,8 +44,6 @@ def package_versions() -> dict[str, str]:
 @functools.cache
 def machine() -> str:
     """The CPU model, its logical cores and the memory, e.g. 'AMD EPYC 7B13, 2 cores, 24 GB'."""
-    import psutil
-
     model = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as fh:
@@ -150,8 +151,6 @@ def content_hash(record: dict) -> str:
 
 @functools.cache
 def _validator():
-    import jsonschema
-
     return jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
 
 

@@ -51,6 +51,10 @@ from .aggregation import (
     summary,
 )
 
+# mlflow is imported inside the functions that talk to the store, not here: its import takes
+# seconds, and the workflow (tracking_uri at parse time) and every `dmlbench` verb import this
+# module without needing it; `client` also sets MLFLOW_DISABLE_TELEMETRY before the import.
+
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest

@@ -24,8 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import data, records
 from .. import vocabulary as voc
 from ..measure.neighbours import euclidean_kneighbors
+from ..records.tracking import TrackedRun
+from ..run import preprocessing
 from ..solvers import mvce
 
 KIND = voc.RunKind.MVCE_VALIDATION
@@ -165,9 +168,6 @@ def spec(benchmark: str, dataset: dict, preprocess: list, cache: str, config_val
 
 def run(job: dict) -> dict:
     """The validation document of one data set (`spec`)."""
-    from .. import data, records
-    from ..run import preprocessing
-
     ds = data.load(job["dataset"]["name"], job["cache"])
     X, _, _ = preprocessing.fit_transform(job["preprocess"], ds.X, ds.X[:1])
     return {
@@ -195,8 +195,6 @@ def summary_lines(document: dict) -> list[str]:
 def tracked_runs(document: dict) -> list:
     """One MLflow run per (data set, m), identified by the benchmark, data set, preprocessing,
     settings and m."""
-    from ..records.tracking import TrackedRun
-
     out = []
     for row in document["results"]:
         identity = {"benchmark": document["benchmark"], "dataset": document["dataset"],
