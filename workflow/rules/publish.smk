@@ -16,7 +16,7 @@ rule publish:
     log:
         f"logs/{BENCH}/publish.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli publish {input.records:q} --documents {input.documents:q} "
         "--config-json {params.config:q} --results {params.results:q} --out {params.out:q} "

@@ -26,7 +26,7 @@ rule report:
     log:
         f"logs/{BENCH}/report.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli report --tracking {input:q} --out {params.out:q} 2> {log:q}"
 

@@ -15,7 +15,7 @@ rule track:
     log:
         f"logs/{BENCH}/track.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli ingest {input.records:q} --documents {input.documents:q} "
         "--experiment {params.bench:q} --config-json {params.config:q} --out {output:q} 2> {log:q}"
