@@ -57,6 +57,42 @@ class LMNN(LinearMetric):
     target neighbours as it has other points: the whole fit uses min(n_neighbors, smallest
     class - 1), recorded as `target_neighbors` (a deviation, e.g. lymphography's fibrosis class
     with 3 training points in some folds).
+
+    Parameters
+    ----------
+    n_neighbors : int, default=3
+        Target neighbours per training point (same-class nearest points, Weinberger & Saul 2009,
+        sect. 3.1); a class with fewer other points gets them all (`target_neighbors_`).
+    learn_rate : float, default=1e-07
+        Initial step size of metric-learn's gradient descent (adapted during the fit).
+    regularization : float, default=0.5
+        Weight mu in [0, 1] of the push term against the pull term (Weinberger & Saul 2009, eq.
+        13; 0.5 gives both the same weight).
+    max_iter : int, default=1000
+        Iteration cap of the gradient descent.
+    min_iter : int, default=50
+        Iterations before the convergence test applies.
+    convergence_tol : float, default=0.001
+        Stop when the relative change of the objective falls below this.
+    init : str or array of shape (r, D), default='auto'
+        Starting map L: 'auto' (picks by the data's shape), 'pca', 'lda', 'identity', 'random'
+        (metric-learn's choices) or an array.
+    n_components : int or None, default=None
+        Rank r of the learnt map L (r x D); None: full rank.
+    random_state : int or None, default=None
+        Seeds the method's random draws (the workflow sets it per split when the config leaves
+        it out: seed x 10000 + split).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    target_neighbors_ : int
+        Target neighbours used: min(n_neighbors, smallest class - 1).
     """
 
     papers = ("am17", "sh17")
@@ -107,7 +143,36 @@ class LMNN(LinearMetric):
 
 @register("itml")
 class ITML(LinearMetric):
-    """Information-theoretic metric learning (Davis et al. 2007), `ITML_Supervised`."""
+    """Information-theoretic metric learning (Davis et al. 2007), `ITML_Supervised`.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Slack trade-off of the constraints (Davis et al. 2007, eq. 5; larger: constraints
+        enforced more loosely).
+    max_iter : int, default=1000
+        Cap on the Bregman projection sweeps.
+    tol : float, default=0.001
+        Convergence tolerance on the change of the constraints' slacks.
+    n_constraints : int or None, default=None
+        Similar and dissimilar pairs drawn from the labels; None: metric-learn's default (20 x
+        classes^2).
+    prior : str or array of shape (D, D), default='identity'
+        The prior metric M_0 the learnt one stays close to in LogDet divergence: 'identity',
+        'covariance', 'random' or an array.
+    random_state : int or None, default=None
+        Seeds the method's random draws (the workflow sets it per split when the config leaves
+        it out: seed x 10000 + split).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("sh17",)
     _parameter_constraints = {
@@ -139,6 +204,28 @@ class RCA(LinearMetric):
     RCA whitens the pooled within-class covariance (the "RCA" of Oneata 2011, section 3.3).
     With an integer `chunk_size`, `RCA_Supervised` draws `n_chunks` random chunklets of that size
     from the labels, as metric-learn does.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rank r of the learnt map L (r x D); None: full rank.
+    chunk_size : int or None, default=None
+        None: every class is one chunklet (the fully supervised case); an integer: chunklets of
+        this size drawn from the labels (`RCA_Supervised`).
+    n_chunks : int, default=100
+        Chunklets drawn when `chunk_size` is an integer.
+    random_state : int or None, default=None
+        Seeds the method's random draws (the workflow sets it per split when the config leaves
+        it out: seed x 10000 + split).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
     """
 
     papers = ("am17", "on11")
@@ -206,7 +293,38 @@ def data_span(X: np.ndarray, rtol: float = SCATTER_RTOL) -> np.ndarray | None:
 @register("mmc")
 class MMC(LinearMetric):
     """Mahalanobis metric for clustering (Xing et al. 2002; "Xing" in Abou-Moustafa 2017),
-    `MMC_Supervised`."""
+    `MMC_Supervised`.
+
+    Parameters
+    ----------
+    max_iter : int, default=100
+        Cap on the outer iterations (gradient ascent with projections, Xing et al. 2002).
+    max_proj : int, default=10000
+        Cap on the projections onto the constraint sets per iteration.
+    tol : float, default=1e-06
+        Convergence tolerance on the change of the metric.
+    diagonal : bool, default=False
+        Learn a diagonal metric only (Xing et al. 2002, sect. 2.1).
+    diagonal_c : float, default=1.0
+        Weight of the dissimilar-pair term in the diagonal case.
+    n_constraints : int or None, default=None
+        Similar and dissimilar pairs drawn from the labels; None: metric-learn's default (20 x
+        classes^2).
+    init : str or array of shape (D, D), default='identity'
+        The starting metric: 'identity', 'covariance', 'random' or an array.
+    random_state : int or None, default=None
+        Seeds the method's random draws (the workflow sets it per split when the config leaves
+        it out: seed x 10000 + split).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("am17",)
     _parameter_constraints = {
@@ -234,7 +352,27 @@ class MMC(LinearMetric):
 
 @register("lfda")
 class LFDA(LinearMetric):
-    """Local Fisher discriminant analysis (Sugiyama 2007), metric-learn's `LFDA`."""
+    """Local Fisher discriminant analysis (Sugiyama 2007), metric-learn's `LFDA`.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rank r of the learnt map L (r x D); None: full rank.
+    k : int or None, default=None
+        Nearest neighbour whose distance scales the local affinity (Sugiyama 2007, sect. 3.2);
+        None: metric-learn's default, min(7, D - 1).
+    embedding_type : {'weighted', 'orthonormalized', 'plain'}, default='weighted'
+        Scaling of the eigenvectors (Sugiyama 2007, sect. 3.2).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("ch12",)
     _parameter_constraints = {
@@ -259,7 +397,22 @@ class LFDA(LinearMetric):
 @register("pca")
 class PCA(LinearMetric):
     """Principal component analysis (scikit-learn): the metric of the leading `n_components`
-    principal directions (unsupervised; a baseline in Oneata 2011 and Chang 2012)."""
+    principal directions (unsupervised; a baseline in Oneata 2011 and Chang 2012).
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Principal directions kept (at most min(n, D)); None: all.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("on11", "ch12")
     min_classes = 1
@@ -279,7 +432,25 @@ class PCA(LinearMetric):
 @register("lda")
 class LDA(LinearMetric):
     """Fisher / linear discriminant analysis (scikit-learn, eigen solver): the metric of the
-    leading `n_components` <= c - 1 discriminant directions (Oneata 2011; "FDA" in Chang 2012)."""
+    leading `n_components` <= c - 1 discriminant directions (Oneata 2011; "FDA" in Chang 2012).
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Discriminant directions kept (at most min(classes - 1, D)); None: all of them.
+    shrinkage : 'auto', float or None, default=None
+        Shrinkage of the within-class covariance (scikit-learn's; 'auto': Ledoit-Wolf); None:
+        none, and a singular within-class scatter is refused naming this remedy.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("on11", "ch12")
     _parameter_constraints = {"n_components": COMPONENTS,

@@ -57,7 +57,8 @@ class HubnessReduced(KNeighborsMethod):
         at most the training points - 1.
     candidates : int
         Above `exact_max` training points, each query and training point keeps its
-        `candidates` nearest (k' of the module notes) instead of all pairs; at least 2.
+        `candidates` nearest (k' of `dmlbench.measure.hubness_reduction`) instead of all
+        pairs; at least 2.
     exact_max : int
         Largest training part reduced exactly, over all pairs; at least 0.
     distance : {'euclidean', 'cosine'}

@@ -377,7 +377,71 @@ class NCA(NCAFamily):
     least projected variance (`anneal_select`) gets `anneal_steps` increases of its penalty
     lambda_r by `anneal_delta` x N, each followed by `anneal_cg_iter` conjugate-gradient
     iterations, and is then removed; `optimizer` then continues from the low-rank A (the
-    thesis' suggested follow-up)."""
+    thesis' suggested follow-up).
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows d of A (d x D, Oneata 2011, sect. 3.1); None: D.
+    optimizer : {'cg', 'lbfgs', 'bold_driver'}, default='cg'
+        Conjugate gradients or L-BFGS (scipy) on f(A) / N, or gradient ascent with the
+        bold-driver rule (sect. 3.3.1).
+    init : str or array of shape (d, D), default='rca'
+        A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
+        an array.
+    max_iter : int, default=100
+        Iteration cap of the optimiser.
+    tol : float, default=1e-05
+        Convergence tolerance of the optimiser (scipy's, or the bold driver's least objective
+        gain).
+    reg : float, default=0.0
+        lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
+    learning_rate : float, default=1.0
+        Initial step of the bold driver.
+    validation_fraction : float, default=0.0
+        Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
+        none.
+    patience : int, default=25
+        Held-out checks without a gain before early stopping; the best A is returned.
+    anneal : bool, default=False
+        Dimensionality annealing (Algorithm 3.2) from a full-rank start.
+    anneal_steps : int, default=5
+        Penalty increases per removed row.
+    anneal_delta : float, default=0.02
+        Penalty increase per step, times N.
+    anneal_cg_iter : int, default=3
+        Conjugate-gradient iterations after each increase.
+    anneal_select : str, default='projected_variance'
+        Which row is annealed away next: 'projected_variance' (the least variance of X A^T),
+        'data_variance' (the row weighting most the data's least-variance direction) or
+        'row_norm' (the shortest).
+    chunk_size : int or None, default=None
+        Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
+        half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
+    random_state : int or None, default=None
+        Seeds the random start, the held-out part and the batches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    classes_ : ndarray
+        The class labels.
+    init_components_ : ndarray of shape (d, D)
+        A_0, the start of the optimisation.
+    n_iter_ : int
+        Iterations (updates) run.
+    history_ : list of (float, ndarray)
+        (seconds since the start, A) at each logged iteration, for time-accuracy curves.
+    rule_fallback_share_ : float
+        Share of the last `predict_nca_rule` queries that no class scored (compact support) and
+        got their 1-NN label (set by that call).
+    """
 
     _parameter_constraints = {
         **FAMILY, **FULL_BATCH, "optimizer": [Options(OPTIMIZERS)], "anneal": [Boolean()],

@@ -59,7 +59,7 @@ class LocalMetric(KNeighborsMethod):
                     "excludes itself)")
 
     def _set_m_grid(self, n: int, d: int) -> None:
-        """`m_grid_`: `m`, else `m_grid`, else the default grid (module notes)."""
+        """`m_grid_`: `m`, else `m_grid`, else the default grid (`dmlbench.methods.local`)."""
         if self.m is not None:
             grid = [self.m]
         elif self.m_grid is not None:
@@ -332,8 +332,73 @@ class RMVEM(_GQDMetric):
     `dmlbench.solvers.mvce.solve`, Alg. 2 is "titterington", to gap `tol`);
     GQD with A_q (form='literal', as printed; default) or A_q^{-1} (form='inverse'); optional
     rank truncation (`rank`, or `rank_grid` to select it with m). m is chosen per k of `k_select`
-    on the leave-one-out training error over `m_grid` (default d+1..3d, see the module notes),
-    unless `m` fixes it."""
+    on the leave-one-out training error over `m_grid` (default d+1..3d, see the package notes),
+    unless `m` fixes it.
+
+    Parameters
+    ----------
+    m : int or None, default=None
+        Neighbourhood size: the query's m nearest training points (by `neighbourhood`) form its
+        ellipsoid; None: chosen per k of `k_select` on the leave-one-out training error over
+        `m_grid`.
+    m_grid : list of int or None, default=None
+        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4), capped at n - 1 and
+        thinned to `grid_size` evenly spaced values.
+    grid_size : int, default=12
+        At most this many values in the default m grid (ours: bounds the selection's cost).
+    k_select : tuple of int, default=(1, 3, 5)
+        The k of the k-NN rule the choice is made for, one choice per k (`kneighbors_per_k`;
+        `kneighbors` uses the smallest).
+    eps : float, default=0.0001
+        Regulariser of A_q = sum_j w_j z_j z_j^T + eps I (Abou-Moustafa 2017: 1e-4); > 0.
+    eps_scale : {'absolute', 'relative'}, default='absolute'
+        'absolute': eps as given (the papers); 'relative' (ours): eps times the neighbourhood's
+        mean eigenvalue sum_j |z_j|^2 / (m d), eps itself where the spread is zero.
+    form : {'literal', 'inverse'}, default='literal'
+        The GQD's matrix: A_q as printed (Abou-Moustafa 2017, sect. 3) or A_q^{-1} (the
+        Mahalanobis reading of A_q as a covariance).
+    rank : int or None, default=None
+        Keep the `rank` leading eigen-directions of the GQD (Alg. 1 step 2); None: all.
+    rank_grid : list of (int or None) or None, default=None
+        Candidate ranks chosen with m on the leave-one-out error (None in the list: full rank);
+        None: `rank`.
+    neighbourhood : {'euclidean', 'cosine'}, default='euclidean'
+        How the m nearest training points are found: Euclidean distance, or cosine similarity
+        (Abou-Moustafa 2007's MVEM-sim).
+    solver : {'auto', 'newton', 'titterington'}, default='auto'
+        MVCE solver (`solvers.mvce.solve`): 'titterington' is Abou-Moustafa 2017's Alg. 2
+        (normalised update, duality-gap stop), 'newton' the interior-point method, 'auto' Newton
+        when m > d.
+    tol : float, default=1e-09
+        Duality gap at which the MVCE solver stops (a certificate; the paper stops on ||w(t) -
+        w(t+1)|| <= 1e-2..1e-4, sect. 5.2); it also sets the tie band.
+    max_iter : int or None, default=None
+        Iteration cap of the MVCE solver; None: the solver's own.
+    max_selection_queries : int or None, default=None
+        Use at most this many training points, drawn with `random_state`, as leave-one-out
+        queries of the selection; None: all (the papers).
+    random_state : int or None, default=None
+        Seeds the draw of `max_selection_queries`.
+
+    Attributes
+    ----------
+    m_grid_ : list of int
+        The candidates for m.
+    candidates_ : list of dict
+        The candidate settings besides m (rank; or rho and tau).
+    selected_ : dict
+        k -> (m, index into `candidates_`) chosen for the k-NN rule with that k.
+    loo_error_ : ndarray of shape (len(m_grid_), len(candidates_), len(k_select)) or None
+        Leave-one-out training error of every candidate; None when there was nothing to choose.
+    X_ : ndarray of shape (n, D)
+        The training points.
+    y_ : ndarray of shape (n,)
+        Their labels, coded 0 .. classes - 1.
+    classes_ : ndarray
+        The class labels.
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     weighting = "mvce"
     _parameter_constraints = {**LOCAL, **GQD, **MVCE}
@@ -352,7 +417,63 @@ class RMVEM(_GQDMetric):
 @register("rmle")
 class RMLE(_GQDMetric):
     """RMLE (Abou-Moustafa 2017, eq. 6): as RMVEM with uniform weights, A_q = (1/m) sum_j z_j z_j^T
-    + eps I, the regularised local covariance about the query (Alg. 2 at t = 0)."""
+    + eps I, the regularised local covariance about the query (Alg. 2 at t = 0).
+
+    Parameters
+    ----------
+    m : int or None, default=None
+        Neighbourhood size: the query's m nearest training points (by `neighbourhood`) form its
+        ellipsoid; None: chosen per k of `k_select` on the leave-one-out training error over
+        `m_grid`.
+    m_grid : list of int or None, default=None
+        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4), capped at n - 1 and
+        thinned to `grid_size` evenly spaced values.
+    grid_size : int, default=12
+        At most this many values in the default m grid (ours: bounds the selection's cost).
+    k_select : tuple of int, default=(1, 3, 5)
+        The k of the k-NN rule the choice is made for, one choice per k (`kneighbors_per_k`;
+        `kneighbors` uses the smallest).
+    eps : float, default=0.0001
+        Regulariser of A_q = sum_j w_j z_j z_j^T + eps I (Abou-Moustafa 2017: 1e-4); > 0.
+    eps_scale : {'absolute', 'relative'}, default='absolute'
+        'absolute': eps as given (the papers); 'relative' (ours): eps times the neighbourhood's
+        mean eigenvalue sum_j |z_j|^2 / (m d), eps itself where the spread is zero.
+    form : {'literal', 'inverse'}, default='literal'
+        The GQD's matrix: A_q as printed (Abou-Moustafa 2017, sect. 3) or A_q^{-1} (the
+        Mahalanobis reading of A_q as a covariance).
+    rank : int or None, default=None
+        Keep the `rank` leading eigen-directions of the GQD (Alg. 1 step 2); None: all.
+    rank_grid : list of (int or None) or None, default=None
+        Candidate ranks chosen with m on the leave-one-out error (None in the list: full rank);
+        None: `rank`.
+    neighbourhood : {'euclidean', 'cosine'}, default='euclidean'
+        How the m nearest training points are found: Euclidean distance, or cosine similarity
+        (Abou-Moustafa 2007's MVEM-sim).
+    max_selection_queries : int or None, default=None
+        Use at most this many training points, drawn with `random_state`, as leave-one-out
+        queries of the selection; None: all (the papers).
+    random_state : int or None, default=None
+        Seeds the draw of `max_selection_queries`.
+
+    Attributes
+    ----------
+    m_grid_ : list of int
+        The candidates for m.
+    candidates_ : list of dict
+        The candidate settings besides m (rank; or rho and tau).
+    selected_ : dict
+        k -> (m, index into `candidates_`) chosen for the k-NN rule with that k.
+    loo_error_ : ndarray of shape (len(m_grid_), len(candidates_), len(k_select)) or None
+        Leave-one-out training error of every candidate; None when there was nothing to choose.
+    X_ : ndarray of shape (n, D)
+        The training points.
+    y_ : ndarray of shape (n,)
+        Their labels, coded 0 .. classes - 1.
+    classes_ : ndarray
+        The class labels.
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     weighting = "uniform"
     _parameter_constraints = {**LOCAL, **GQD}
@@ -386,7 +507,75 @@ class MiniVenn(LocalMetric):
     paper used 0 or 0.1; 0 is not allowed here since it leaves A singular when the neighbours do
     not span R^d), eigen-decomposition, metric V L~ V^T. m and rho are selected per k on the
     leave-one-out training error over `m_grid` x `rho_grid` (and `tau_grid` if given; the paper
-    fixes tau per data set)."""
+    fixes tau per data set).
+
+    Parameters
+    ----------
+    m : int or None, default=None
+        Neighbourhood size: the query's m nearest training points (by `neighbourhood`) form its
+        ellipsoid; None: chosen per k of `k_select` on the leave-one-out training error over
+        `m_grid`.
+    m_grid : list of int or None, default=None
+        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4), capped at n - 1 and
+        thinned to `grid_size` evenly spaced values.
+    grid_size : int, default=12
+        At most this many values in the default m grid (ours: bounds the selection's cost).
+    k_select : tuple of int, default=(1, 3, 5)
+        The k of the k-NN rule the choice is made for, one choice per k (`kneighbors_per_k`;
+        `kneighbors` uses the smallest).
+    eps : float, default=0.1
+        gamma, the regulariser of A_q (Abou-Moustafa 2007 used 0 or 0.1; > 0 here, since A_q is
+        singular when the neighbours do not span R^d).
+    eps_scale : {'absolute', 'relative'}, default='absolute'
+        'absolute': eps as given (the papers); 'relative' (ours): eps times the neighbourhood's
+        mean eigenvalue sum_j |z_j|^2 / (m d), eps itself where the spread is zero.
+    rho : float or None, default=None
+        Gain of the leading directions in V L~ V^T (Alg. 1 step 5); None: chosen with m over
+        `rho_grid`.
+    rho_grid : tuple of float, default=(0.0, 0.25, 0.5, 0.75, 1.0)
+        Candidates for rho (ours: the paper searches a grid it does not print).
+    tau : float, default=0.05
+        A direction leads when its eigenvalue over the sum of all d exceeds tau (Alg. 1 step 4;
+        ours: the paper fixes tau per data set).
+    tau_grid : list of float or None, default=None
+        Candidates for tau chosen with m and rho; None: `tau`.
+    neighbourhood : {'euclidean', 'cosine'}, default='cosine'
+        'cosine': MVEM-sim, neighbourhoods by cosine similarity (the paper's MiniVenn);
+        'euclidean': MVEM-euc.
+    solver : {'auto', 'newton', 'titterington'}, default='auto'
+        MVCE solver (`solvers.mvce.solve`): 'titterington' is Abou-Moustafa 2017's Alg. 2
+        (normalised update, duality-gap stop), 'newton' the interior-point method, 'auto' Newton
+        when m > d.
+    tol : float, default=1e-09
+        Duality gap at which the MVCE solver stops (a certificate; the paper stops on ||w(t) -
+        w(t+1)|| <= 1e-2..1e-4, sect. 5.2); it also sets the tie band.
+    max_iter : int or None, default=None
+        Iteration cap of the MVCE solver; None: the solver's own.
+    max_selection_queries : int or None, default=None
+        Use at most this many training points, drawn with `random_state`, as leave-one-out
+        queries of the selection; None: all (the papers).
+    random_state : int or None, default=None
+        Seeds the draw of `max_selection_queries`.
+
+    Attributes
+    ----------
+    m_grid_ : list of int
+        The candidates for m.
+    candidates_ : list of dict
+        The candidate settings besides m (rank; or rho and tau).
+    selected_ : dict
+        k -> (m, index into `candidates_`) chosen for the k-NN rule with that k.
+    loo_error_ : ndarray of shape (len(m_grid_), len(candidates_), len(k_select)) or None
+        Leave-one-out training error of every candidate; None when there was nothing to choose.
+    X_ : ndarray of shape (n, D)
+        The training points.
+    y_ : ndarray of shape (n,)
+        Their labels, coded 0 .. classes - 1.
+    classes_ : ndarray
+        The class labels.
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("am07",)
     weighting = "mvce"
