@@ -15,7 +15,8 @@ if not workflow.overwrite_configfiles:
 
 
 # The schema (workflow/schemas/config.schema.yaml) with a one-line error naming the key, and its
-# defaults filled in as snakemake.utils.validate did; common.smk then runs dmlbench's checks.
+# defaults filled in as snakemake.utils.validate did; common.smk then runs dmlbench's checks
+# (dmlbench.run.plan.check).
 try:
     dmlconfig.validate_schema(config, fill_defaults=True)
 except dmlconfig.ConfigError as err:
@@ -32,6 +33,16 @@ include: "workflow/rules/studies.smk"
 include: "workflow/rules/track.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/publish.smk"
+
+
+# Before the first job (not in dry runs, nor in the jobs cluster nodes run): every data set must
+# be embedded, cached, in the mirror or reachable (a 3 s probe of its public home), else one
+# message lists what is missing and how to provide it, and no job starts.
+onstart:
+    _missing = availability.missing(dmlconfig.dataset_names(CFG), CACHE, MIRROR, OFFLINE,
+                                    dmlconfig.trust_unpinned(CFG))
+    if _missing:
+        raise WorkflowError(availability.message(_missing, CACHE))
 
 
 # tracking.json is never committed: a fresh clone holding the published report of this benchmark

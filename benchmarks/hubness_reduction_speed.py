@@ -20,14 +20,21 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dmlbench import data
-from dmlbench.measure import hubness_reduction as hr
-from dmlbench.measure.evaluation import accuracy_per_k
+from dmlbench import config, data
+from dmlbench.measure.knn_rule import accuracy_per_k
 from dmlbench.methods import REGISTRY
+from dmlbench.methods.hubness_reduced import HubnessReduced
 from dmlbench.run import protocols
 
 REDUCERS = [{"kind": "mutual_proximity"}, {"kind": "mutual_proximity", "variant": "gaussian"},
             {"kind": "local_scaling"}, {"kind": "nicdm"}, {"kind": "dissim_local"}]
+
+
+def settings(value: dict) -> dict:
+    """A `hubness_reduction` entry with the config schema's defaults filled in."""
+    filled = config.with_defaults({"benchmark": "b", "datasets": {"iris": None},
+                                   "methods": {"m": {"hubness_reduction": value}}})
+    return filled["methods"]["m"]["hubness_reduction"]
 
 
 def cpu(fn):
@@ -56,15 +63,14 @@ def main() -> None:
         print(f"{'reducer':22s} {'exact s':>8s} {'x plain':>8s} {'cand. s':>8s} {'x plain':>8s} "
               f"{'same list':>9s} {'acc exact':>9s} {'acc cand.':>9s} {'cut pairs':>9s}")
         for value in REDUCERS:
-            config = hr.settings(value)
-            exact = hr.Reduced(est, config, len(y))
-            approx = hr.Reduced(est, hr.settings({**value, "exact_max": 0,
-                                                   "candidates": args.candidates}), len(y))
+            exact = HubnessReduced.from_settings(est, settings(value)).fit(X, y)
+            approx = HubnessReduced.from_settings(est, settings(
+                {**value, "exact_max": 0, "candidates": args.candidates})).fit(X, y)
             (_, ind_e), exact_s = cpu(lambda: exact.kneighbors(Xt, 5))
             (_, ind_c), cand_s = cpu(lambda: approx.kneighbors(Xt, 5))
             same = np.mean(np.all(ind_e == ind_c, axis=1))
             cut = approx.fit_info().get("reduction_truncated_share")
-            print(f"{hr.label(config):22s} {exact_s:8.3f} {exact_s / plain_s:8.0f} {cand_s:8.3f} "
+            print(f"{exact.label:22s} {exact_s:8.3f} {exact_s / plain_s:8.0f} {cand_s:8.3f} "
                   f"{cand_s / plain_s:8.0f} {100 * same:8.1f}% "
                   f"{100 * accuracy_per_k(ind_e, y, yt, [5])[5]:8.2f}% "
                   f"{100 * accuracy_per_k(ind_c, y, yt, [5])[5]:8.2f}% "

@@ -27,7 +27,7 @@ import numpy as np
 
 from dmlbench import config, data, records
 from dmlbench.data.embedded import RawData
-from dmlbench.run import protocols, resources
+from dmlbench.run import plan, protocols, resources
 
 MiB = 2**20
 
@@ -63,7 +63,7 @@ def prepare(cache: Path, n_train: int, n_test: int) -> tuple[dict, int, int]:
         "methods": {"euclidean": None, "lda": None},
     })
     splits = protocols.make_splits(yv, protocol, cfg["seed"])
-    protocols.save_splits(config.split_path(cfg, "synthetic-mnist"), splits, protocol,
+    protocols.save_splits(plan.split_path(cfg, "synthetic-mnist"), splits, protocol,
                           cfg["seed"], meta["sha256"])
     return cfg, meta["n"], meta["d"]
 
@@ -94,7 +94,7 @@ def _peak_process(args: list[str]) -> float:
 
 def run_job(cfg: dict, method: str, out: Path) -> tuple[float, float, dict]:
     """(peak RSS of the whole `dmlbench run` process in MiB, wall seconds, its record)."""
-    spec = config.job_spec(cfg, "synthetic-mnist", method, [0])
+    spec = plan.job_spec(cfg, "synthetic-mnist", method, [0])
     start = time.perf_counter()
     peak = _peak_process(["run", "--job", json.dumps(spec), "--threads", "1", "--out", str(out)])
     return peak, time.perf_counter() - start, records.read(out)[0]

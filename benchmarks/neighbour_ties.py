@@ -28,7 +28,7 @@ from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from dmlbench.measure import neighbours
-from dmlbench.measure.evaluation import knn_vote
+from dmlbench.measure.knn_rule import knn_vote
 
 KS = range(1, 11)
 BLOCK_SIZES = range(1, 46)

@@ -14,7 +14,7 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
 def copy_project(dest: Path) -> Path:
     """The workflow's files (not results, caches or MLflow stores) copied to `dest`."""
-    for item in ("Snakefile", "workflow", "config", "envs"):
+    for item in ("Snakefile", "workflow", "config"):
         src = REPO / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / item)
     # `profiles` links to workflow/profiles: Snakemake looks for profiles/default beside the

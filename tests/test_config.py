@@ -6,6 +6,7 @@ import pytest
 from conftest import REPO
 
 from dmlbench import config
+from dmlbench.run import plan
 
 GOOD = {
     "benchmark": "t",
@@ -16,13 +17,13 @@ GOOD = {
 
 def check(cfg):
     config.validate_schema(cfg)
-    return config.check(cfg)
+    return plan.check(cfg)
 
 
 def test_good_config_gets_defaults_and_jobs():
     cfg = check(copy.deepcopy(GOOD))
     assert cfg["k"] == [1, 3, 5] and cfg["hubness_k"] == 10
-    jobs = config.jobs(cfg)
+    jobs = plan.jobs(cfg)
     assert len(jobs) == 4 and all(j.splits == (0, 1, 2, 3) for j in jobs)
 
 
@@ -59,14 +60,14 @@ def test_max_repeats_caps_every_protocol():
     cfg = check(cfg)
     assert config.dataset_protocol(cfg, "wine")["repeats"] == 3
     assert config.dataset_protocol(cfg, "iris")["repeats"] == 3
-    assert {j.splits for j in config.jobs(cfg)} == {(0, 1, 2)}
+    assert {j.splits for j in plan.jobs(cfg)} == {(0, 1, 2)}
 
 
 def test_splits_per_job_batches_splits():
     cfg = copy.deepcopy(GOOD)
     cfg["splits_per_job"] = 3
     cfg["methods"]["lmnn"]["splits_per_job"] = 1
-    jobs = config.jobs(check(cfg))
+    jobs = plan.jobs(check(cfg))
     by_method = {m: [j.splits for j in jobs if j.method == m and j.dataset == "iris"]
                  for m in ("euclidean", "lmnn")}
     assert by_method == {"euclidean": [(0, 1, 2), (3,)], "lmnn": [(0,), (1,), (2,), (3,)]}
@@ -77,20 +78,20 @@ def test_max_splits_runs_the_first_splits_of_a_method_only():
     cfg["methods"]["lmnn"]["max_splits"] = 2
     cfg["methods"]["lmnn"]["splits_per_job"] = 1
     jobs = check(cfg)
-    by_method = {m: sorted(s for j in config.jobs(jobs) if j.method == m and j.dataset == "iris"
+    by_method = {m: sorted(s for j in plan.jobs(jobs) if j.method == m and j.dataset == "iris"
                            for s in j.splits) for m in ("euclidean", "lmnn")}
     assert by_method == {"euclidean": [0, 1, 2, 3], "lmnn": [0, 1]}
     # the same split gives the same record key with or without the cap
     full = check(copy.deepcopy(GOOD))
-    assert (config.job_spec(jobs, "iris", "lmnn", [1])["parent_key"]
-            == config.job_spec(full, "iris", "lmnn", [1])["parent_key"])
+    assert (plan.job_spec(jobs, "iris", "lmnn", [1])["parent_key"]
+            == plan.job_spec(full, "iris", "lmnn", [1])["parent_key"])
 
 
 def test_max_splits_per_data_set_limits_only_the_named_sets():
     cfg = copy.deepcopy(GOOD)
     cfg["methods"]["lmnn"]["max_splits"] = {"wine": 1}
     jobs = check(cfg)
-    splits = {ds: sorted(s for j in config.jobs(jobs) if j.method == "lmnn" and j.dataset == ds
+    splits = {ds: sorted(s for j in plan.jobs(jobs) if j.method == "lmnn" and j.dataset == ds
                          for s in j.splits) for ds in ("iris", "wine")}
     assert splits == {"iris": [0, 1, 2, 3], "wine": [0]}
     cfg["methods"]["lmnn"]["max_splits"] = {"glass": 1}
@@ -103,24 +104,24 @@ def test_parent_key_changes_with_method_params_only_for_that_method():
     changed = copy.deepcopy(GOOD)
     changed["methods"]["lmnn"]["params"]["n_neighbors"] = 5
     b = check(changed)
-    assert (config.job_spec(a, "iris", "euclidean", [0])["parent_key"]
-            == config.job_spec(b, "iris", "euclidean", [0])["parent_key"])
-    assert (config.job_spec(a, "iris", "lmnn", [0])["parent_key"]
-            != config.job_spec(b, "iris", "lmnn", [0])["parent_key"])
+    assert (plan.job_spec(a, "iris", "euclidean", [0])["parent_key"]
+            == plan.job_spec(b, "iris", "euclidean", [0])["parent_key"])
+    assert (plan.job_spec(a, "iris", "lmnn", [0])["parent_key"]
+            != plan.job_spec(b, "iris", "lmnn", [0])["parent_key"])
 
 
 @pytest.mark.parametrize("path", sorted(str(p.relative_to(REPO))
                                          for p in (REPO / "config").rglob("*.yaml")))
 def test_shipped_configs_are_valid(path):
     cfg = config.load(REPO / path)
-    assert config.jobs(cfg)
+    assert plan.jobs(cfg)
 
 
 def test_leave_one_out_has_one_split_per_sample_of_the_registry():
     cfg = copy.deepcopy(GOOD)
     cfg["datasets"]["wine"]["protocol"] = {"kind": "loo"}
     cfg["methods"]["euclidean"] = {"splits_per_job": 100}
-    jobs = [j for j in config.jobs(check(cfg)) if j.dataset == "wine" and j.method == "euclidean"]
+    jobs = [j for j in plan.jobs(check(cfg)) if j.dataset == "wine" and j.method == "euclidean"]
     assert [len(j.splits) for j in jobs] == [100, 78]
     cfg["datasets"]["wine"]["drop_classes_below"] = 5
     with pytest.raises(config.ConfigError, match="cannot be combined"):
@@ -129,13 +130,13 @@ def test_leave_one_out_has_one_split_per_sample_of_the_registry():
 
 def test_new_evaluation_options_change_the_parent_key_only_when_set():
     base = check(copy.deepcopy(GOOD))
-    key = config.job_spec(base, "iris", "lmnn", [0])["parent_key"]
+    key = plan.job_spec(base, "iris", "lmnn", [0])["parent_key"]
     explicit = copy.deepcopy(GOOD)
     explicit.update(k_selection="none", train_hubness=True)
-    assert config.job_spec(check(explicit), "iris", "lmnn", [0])["parent_key"] == key
+    assert plan.job_spec(check(explicit), "iris", "lmnn", [0])["parent_key"] == key
     changed = copy.deepcopy(GOOD)
     changed.update(k_selection="loo")
-    spec = config.job_spec(check(changed), "iris", "lmnn", [0])
+    spec = plan.job_spec(check(changed), "iris", "lmnn", [0])
     assert spec["parent_key"] != key and spec["k_selection"] == "loo"
 
 
@@ -145,22 +146,24 @@ def test_dimension_sweep_is_resolved_per_method_and_keys_only_change_when_set():
     cfg["dimension_sweep"] = True
     cfg["methods"]["euclidean"] = {"dimension_sweep": False}
     swept = check(cfg)
-    assert config.job_spec(swept, "iris", "lmnn", [0])["dimension_sweep"] is True
-    off = config.job_spec(swept, "iris", "euclidean", [0])
+    assert plan.job_spec(swept, "iris", "lmnn", [0])["dimension_sweep"] is True
+    off = plan.job_spec(swept, "iris", "euclidean", [0])
     assert off["dimension_sweep"] is False
-    assert off["parent_key"] == config.job_spec(base, "iris", "euclidean", [0])["parent_key"]
-    assert (config.job_spec(swept, "iris", "lmnn", [0])["parent_key"]
-            != config.job_spec(base, "iris", "lmnn", [0])["parent_key"])
+    assert off["parent_key"] == plan.job_spec(base, "iris", "euclidean", [0])["parent_key"]
+    assert (plan.job_spec(swept, "iris", "lmnn", [0])["parent_key"]
+            != plan.job_spec(base, "iris", "lmnn", [0])["parent_key"])
 
 
 @pytest.mark.parametrize("method, value, key, message", [
     ("lmnn", {"kind": "mutual_proxmity"}, "methods.lmnn.hubness_reduction.kind", "is not one of"),
-    ("lmnn", {"kind": "local_scaling", "variant": "empiric"}, "methods.lmnn.hubness_reduction",
-     "has no key(s) ['variant']"),
-    ("lmnn", {"kind": "nicdm", "k": 200, "candidates": 50}, "methods.lmnn.hubness_reduction",
+    ("lmnn", {"kind": "local_scaling", "variant": "empiric"},
+     "methods.lmnn.hubness_reduction.variant", "local_scaling has none"),
+    ("lmnn", {"kind": "mutual_proximity", "k": 5}, "methods.lmnn.hubness_reduction.k",
+     "mutual_proximity has no k"),
+    ("lmnn", {"kind": "nicdm", "k": 200, "candidates": 50}, "methods.lmnn.hubness_reduction.k",
      "k = 200 exceeds candidates = 50"),
-    ("lmnn", {"kind": "dissim_local", "distance": "cosine"}, "methods.lmnn.hubness_reduction",
-     "squared Euclidean"),
+    ("lmnn", {"kind": "dissim_local", "distance": "cosine"},
+     "methods.lmnn.hubness_reduction.distance", "squared Euclidean"),
     ("rmvem", {"kind": "dissim_local"}, "methods.rmvem.hubness_reduction", "has none"),
     ("rmle", {"kind": "mutual_proximity", "distance": "cosine"}, "methods.rmle.hubness_reduction",
      "has none"),
@@ -192,18 +195,18 @@ def test_a_bad_hubness_reduction_stops_check_config_before_any_job(tmp_path):
 
 def test_hubness_reduction_joins_the_identity_only_when_set():
     base = check(copy.deepcopy(GOOD))
-    plain = config.job_spec(base, "iris", "lmnn", [0])
+    plain = plan.job_spec(base, "iris", "lmnn", [0])
     assert plain["hubness_reduction"] is None
-    assert "hubness_reduction" not in config.identity(plain)
+    assert "hubness_reduction" not in plan.identity(plain)
     unset = copy.deepcopy(GOOD)
     unset["methods"]["lmnn"]["hubness_reduction"] = None
-    assert config.job_spec(check(unset), "iris", "lmnn", [0])["parent_key"] == plain["parent_key"]
+    assert plan.job_spec(check(unset), "iris", "lmnn", [0])["parent_key"] == plain["parent_key"]
     keys = []
     for value in ({"kind": "local_scaling"}, {"kind": "local_scaling", "k": 10},
                   {"kind": "local_scaling", "k": 5}):
         cfg = copy.deepcopy(GOOD)
         cfg["methods"]["lmnn"]["hubness_reduction"] = value
-        spec = config.job_spec(check(cfg), "iris", "lmnn", [0])
+        spec = plan.job_spec(check(cfg), "iris", "lmnn", [0])
         keys.append(spec["parent_key"])
         assert spec["hubness_reduction"]["candidates"] == 100  # defaults filled in
     assert keys[0] == keys[1] != keys[2] and plain["parent_key"] not in keys

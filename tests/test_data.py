@@ -422,7 +422,7 @@ def test_a_job_runs_on_a_sparse_data_set_through_sparse_pca(tmp_path, monkeypatc
     import scipy.sparse as sp
 
     from dmlbench import config
-    from dmlbench.run import job, protocols
+    from dmlbench.run import job, plan, protocols
 
     rng = np.random.default_rng(0)
     y = np.repeat(["a", "b"], 30)
@@ -432,16 +432,16 @@ def test_a_job_runs_on_a_sparse_data_set_through_sparse_pca(tmp_path, monkeypatc
                             lambda: RawData(sp.csr_matrix(dense), y), sparse=True,
                             keep_constant_features=True)
     monkeypatch.setitem(data.REGISTRY, "toy-sparse", spec)
-    cfg = config.check({"benchmark": "t", "data": {"cache": str(tmp_path)},
+    cfg = plan.check({"benchmark": "t", "data": {"cache": str(tmp_path)},
                         "protocol": {"kind": "holdout", "repeats": 1, "train_fraction": 0.7},
                         "datasets": {"toy-sparse": {"preprocess": [{"pca": 5}, "center"]}},
                         "methods": {"euclidean": None}})
     ds = data.ensure("toy-sparse", tmp_path)
     protocol = config.dataset_protocol(cfg, "toy-sparse")
     splits = protocols.make_splits(ds.y, protocol, 0)
-    protocols.save_splits(config.split_path(cfg, "toy-sparse"), splits, protocol, 0,
+    protocols.save_splits(plan.split_path(cfg, "toy-sparse"), splits, protocol, 0,
                           ds.meta["sha256"])
-    (record,) = job.run(config.job_spec(cfg, "toy-sparse", "euclidean", [0]), progress=False)
+    (record,) = job.run(plan.job_spec(cfg, "toy-sparse", "euclidean", [0]), progress=False)
     assert record["preprocess"]["d_in"] == 200 and record["preprocess"]["d_out"] == 5
     assert record["metrics"]["accuracy_k1"] > 0.8
 

@@ -12,7 +12,8 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from dmlbench import data
 from dmlbench.measure import hubness
-from dmlbench.measure.evaluation import accuracy_per_k, evaluate, knn_vote
+from dmlbench.measure.evaluation import evaluate
+from dmlbench.measure.knn_rule import accuracy_per_k, knn_vote
 from dmlbench.methods import make
 from dmlbench.run import preprocessing, protocols
 

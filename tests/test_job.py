@@ -8,7 +8,7 @@ from dmlbench import config, data
 from dmlbench.data.embedded import RawData
 from dmlbench.methods import REGISTRY, make
 from dmlbench.methods.base import LinearMetric
-from dmlbench.run import job, protocols
+from dmlbench.run import job, plan, protocols
 
 
 def wide(n=50, d=200, seed=0):
@@ -92,16 +92,16 @@ def run_toy_job(tmp_path, monkeypatch, raw, method, **dataset_options):
     spec = data.DatasetSpec("toy-job", "generator", n, d, np.unique(raw.y).size, lambda: raw,
                             keep_constant_features=True)
     monkeypatch.setitem(data.REGISTRY, "toy-job", spec)
-    cfg = config.check({"benchmark": "t", "data": {"cache": str(tmp_path)},
+    cfg = plan.check({"benchmark": "t", "data": {"cache": str(tmp_path)},
                         "protocol": {"kind": "holdout", "repeats": 2, "train_fraction": 0.7},
                         "datasets": {"toy-job": dataset_options or None},
                         "methods": {method: None}})
     ds = data.ensure("toy-job", tmp_path)
     protocol = config.dataset_protocol(cfg, "toy-job")
     splits = protocols.make_splits(ds.y, protocol, 0)
-    protocols.save_splits(config.split_path(cfg, "toy-job"), splits, protocol, 0,
+    protocols.save_splits(plan.split_path(cfg, "toy-job"), splits, protocol, 0,
                           ds.meta["sha256"])
-    return job.run(config.job_spec(cfg, "toy-job", method, [0, 1]), progress=False)
+    return job.run(plan.job_spec(cfg, "toy-job", method, [0, 1]), progress=False)
 
 
 @pytest.mark.parametrize("method, cause", [
@@ -122,15 +122,15 @@ def run_loo_job(tmp_path, monkeypatch, X, y, method_entry, hubness_k=3, protocol
     spec = data.DatasetSpec("toy-loo", "generator", len(y), X.shape[1], 2,
                             lambda: RawData(X, y.astype(str)), keep_constant_features=True)
     monkeypatch.setitem(data.REGISTRY, "toy-loo", spec)
-    cfg = config.check({"benchmark": "t", "data": {"cache": str(tmp_path)}, "k": [1, 3],
+    cfg = plan.check({"benchmark": "t", "data": {"cache": str(tmp_path)}, "k": [1, 3],
                         "hubness_k": hubness_k, "protocol": protocol or {"kind": "loo"},
                         "datasets": {"toy-loo": None}, "methods": {"m": method_entry}})
     ds = data.ensure("toy-loo", tmp_path)
     protocol = config.dataset_protocol(cfg, "toy-loo")
-    protocols.save_splits(config.split_path(cfg, "toy-loo"), protocols.make_splits(ds.y, protocol, 0),
+    protocols.save_splits(plan.split_path(cfg, "toy-loo"), protocols.make_splits(ds.y, protocol, 0),
                           protocol, 0, ds.meta["sha256"])
     splits = list(range(protocols.n_splits(protocol, len(y)))) if splits is None else splits
-    return job.run(config.job_spec(cfg, "toy-loo", "m", splits), progress=False)
+    return job.run(plan.job_spec(cfg, "toy-loo", "m", splits), progress=False)
 
 
 def test_leave_one_out_hubness_is_measured_on_the_pooled_lists(tmp_path, monkeypatch):

@@ -21,7 +21,7 @@ from dmlbench.data.download import DownloadError
 from dmlbench.data.spec import DatasetSpec, RemoteFile
 from dmlbench.measure.evaluation import evaluate
 from dmlbench.methods import make
-from dmlbench.run import preprocessing, protocols
+from dmlbench.run import plan, preprocessing, protocols
 
 HEADER = """@relation  toy
 @attribute Width real[0.5,9.0]
@@ -293,10 +293,10 @@ def test_config_given_folds_needs_a_data_set_with_folds():
     cfg = {"benchmark": "b", "datasets": {"iris": {"protocol": {"kind": "given_folds"}}},
            "methods": {"euclidean": None}}
     with pytest.raises(config.ConfigError, match="datasets.iris.protocol.*published folds"):
-        config.check(cfg)
+        plan.check(cfg)
     cfg["datasets"] = {"keel-iris": {"protocol": {"kind": "given_folds"}}}
-    assert len(config.jobs(config.check(cfg))) == 1
-    spec = config.job_spec(config.check(cfg), "keel-iris", "euclidean", list(range(10)))
+    assert len(plan.jobs(plan.check(cfg))) == 1
+    spec = plan.job_spec(plan.check(cfg), "keel-iris", "euclidean", list(range(10)))
     assert spec["splits"] == list(range(10))
 
 

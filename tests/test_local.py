@@ -7,9 +7,11 @@ import pytest
 
 import mvce_reference as reference
 from dmlbench import data
-from dmlbench.measure import local_neighbours
-from dmlbench.measure.evaluation import accuracy_per_k, evaluate, knn_vote
+from dmlbench.measure.evaluation import evaluate
+from dmlbench.measure.knn_rule import accuracy_per_k, knn_vote
 from dmlbench.methods import local, make
+from dmlbench.methods.local import metrics as local_metrics
+from dmlbench.methods.local import search as local_search
 from dmlbench.methods.klhp import hyperplane_distances
 
 
@@ -108,7 +110,7 @@ def test_packed_candidates_are_each_rows_true_columns():
     inside = rng.random((7, 30)) < 0.2
     inside[:, 3] = True
     inside[2] = True
-    cand, valid = local_neighbours._packed(inside)
+    cand, valid = local_search._packed(inside)
     assert cand.shape == (7, 30) and valid.shape == cand.shape
     for row in range(7):
         assert sorted(cand[row][valid[row]]) == list(np.flatnonzero(inside[row]))
@@ -159,9 +161,9 @@ def test_batches_chunks_and_both_distance_forms_give_the_same_lists(monkeypatch,
     est = make("rmvem", {"m": 7, "form": form}).fit(X, y)
     assert est._train.use_gram(4)
     whole = est.kneighbors(Q, 6)
-    monkeypatch.setattr(local, "MVCE_BATCH", 1)
-    monkeypatch.setattr(local_neighbours, "MAX_BLOCK_BYTES", 1)
-    monkeypatch.setattr(local_neighbours, "GRAM_BYTES", 0)  # the span form
+    monkeypatch.setattr(local_metrics, "MVCE_BATCH", 1)
+    monkeypatch.setattr(local_search, "MAX_BLOCK_BYTES", 1)
+    monkeypatch.setattr(local_search, "GRAM_BYTES", 0)  # the span form
     est = make("rmvem", {"m": 7, "form": form}).fit(X, y)
     assert not est._train.use_gram(4)
     small = est.kneighbors(Q, 6)
@@ -184,8 +186,8 @@ def test_near_ties_give_the_same_list_alone_in_a_batch_and_in_small_chunks(name,
     alone = [est.kneighbors(Q[i:i + 1], 12) for i in range(len(Q))]
     np.testing.assert_array_equal(np.concatenate([a[1] for a in alone]), whole[1])
     np.testing.assert_allclose(np.concatenate([a[0] for a in alone]), whole[0], rtol=1e-12)
-    monkeypatch.setattr(local, "MVCE_BATCH", 1)
-    monkeypatch.setattr(local, "MAX_BLOCK_BYTES", 1)
+    monkeypatch.setattr(local_metrics, "MVCE_BATCH", 1)
+    monkeypatch.setattr(local_metrics, "MAX_BLOCK_BYTES", 1)
     np.testing.assert_array_equal(est.kneighbors(Q, 12)[1], whole[1])
 
 
@@ -194,12 +196,12 @@ def test_leave_one_out_lists_do_not_depend_on_the_search_blocks(monkeypatch, gra
     """The training set's lists (each point's own index excluded) searched in blocks of one
     query equal the lists of one block, with the Gram form and with the span form."""
     if not gram:
-        monkeypatch.setattr(local_neighbours, "GRAM_BYTES", 0)
+        monkeypatch.setattr(local_search, "GRAM_BYTES", 0)
     X, y = blobs(n=60, d=4, seed=7)
     est = make("rmvem", {"m": 7}).fit(X, y)
     assert est._train.use_gram(4) == gram
     whole = est.train_kneighbors(5)
-    monkeypatch.setattr(local_neighbours, "MAX_BLOCK_BYTES", 1)
+    monkeypatch.setattr(local_search, "MAX_BLOCK_BYTES", 1)
     blocks = est.train_kneighbors(5)
     np.testing.assert_array_equal(blocks[1], whole[1])
     np.testing.assert_allclose(blocks[0], whole[0], rtol=1e-12)
@@ -241,7 +243,7 @@ def test_train_kneighbors_reuses_the_selection_solutions_and_equals_brute_force(
 
     def no_solve(*args, **kwargs):
         raise AssertionError("train_kneighbors solved the selection's problems again")
-    monkeypatch.setattr(local.mvce, "solve", no_solve)
+    monkeypatch.setattr(local_metrics.mvce, "solve", no_solve)
     dist, ind = est.train_kneighbors(4)
     m = est.selected_[1][0]
     np.testing.assert_allclose(dist, refs[m][0], rtol=1e-6)

@@ -1,5 +1,8 @@
 """The method contract for every registered method, against brute force in the learned space."""
 
+import ast
+import inspect
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -232,3 +235,47 @@ def test_lmnn_gives_a_small_class_as_many_target_neighbours_as_it_has_other_poin
     np.testing.assert_allclose(method.components_, reference.components_, rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="drop_classes_below"):
         make("lmnn", params).fit(X[:-2], y[:-2])
+
+
+# ---- numpydoc: every __init__ keyword and fitted attribute documented, defaults as in the code
+
+def numpydoc_entries(doc: str, section: str) -> dict[str, str]:
+    """{name: type line} of a numpydoc section of a (cleaned) docstring; empty when absent."""
+    lines = inspect.cleandoc(doc).splitlines()
+    if section not in lines or lines[lines.index(section) + 1] != "-" * len(section):
+        return {}
+    out = {}
+    for line in lines[lines.index(section) + 2:]:
+        if line and not line.startswith(" "):
+            if line in ("Parameters", "Attributes", "Returns", "Notes", "References"):
+                break
+            name, _, kind = line.partition(" : ")
+            out[name] = kind
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_the_docstring_documents_every_parameter_with_its_default(name):
+    cls = REGISTRY[name]
+    documented = numpydoc_entries(cls.__doc__, "Parameters")
+    signature = inspect.signature(cls.__init__)
+    in_order = [p for p in signature.parameters if p in cls.parameter_names()]
+    assert list(documented) == in_order  # every keyword, in the signature's order
+    for parameter, kind in documented.items():
+        assert ", default=" in kind, f"{name}.{parameter}: no default in '{kind}'"
+        written = ast.literal_eval(kind.rsplit(", default=", 1)[1])
+        assert written == signature.parameters[parameter].default, f"{name}.{parameter}"
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_the_docstring_documents_every_fitted_attribute(name):
+    cls = REGISTRY[name]
+    documented = numpydoc_entries(cls.__doc__, "Attributes")
+    est = _make(name).fit(*toy())
+    fitted = {key for key in vars(est) if key.endswith("_") and not key.startswith("_")}
+    assert fitted <= set(documented), f"{name}: undocumented {sorted(fitted - set(documented))}"
+    source = "".join(inspect.getsource(k) for k in cls.__mro__
+                     if k.__module__.startswith("dmlbench"))
+    for attribute in documented:
+        assert attribute.endswith("_")
+        assert hasattr(est, attribute) or f"self.{attribute} =" in source, f"{name}.{attribute}"

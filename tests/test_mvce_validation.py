@@ -8,10 +8,17 @@ import pandas as pd
 import pytest
 
 import mvce_reference as reference
-from dmlbench.report.sections import local_metrics as report_local
+from dmlbench import config
 from dmlbench.report.base import Context
+from dmlbench.report.sections import local_metrics as report_local
 from dmlbench.solvers import mvce
 from dmlbench.studies import mvce_validation
+
+
+def settings(**value):
+    """A config's `mvce_validation` entry with the schema's defaults filled in."""
+    return config.with_defaults({"benchmark": "t", "datasets": {"iris": None}, "methods": {},
+                                 "mvce_validation": value})["mvce_validation"]
 
 
 def badly_scaled(seed, m=15, d=18, k=6):
@@ -55,7 +62,7 @@ def test_reference_falls_back_to_scs(monkeypatch):
 
 def test_validation_checks_every_solver_on_badly_scaled_data():
     X = np.vstack([badly_scaled(s, 1, 18) for s in range(40)]) + badly_scaled(7, 40, 18, 5)
-    rows = mvce_validation.results(X, {"m": [5, 25], "queries": 2})
+    rows = mvce_validation.results(X, settings(m=[5, 25], queries=2))
     for row in rows:
         assert row["check_passed"] == 1 and row["reference_failures"] == 0
         for solver in mvce.SOLVERS:
@@ -66,7 +73,7 @@ def test_validation_checks_every_solver_on_badly_scaled_data():
 def test_a_failing_reference_is_a_failed_check_not_a_crash(monkeypatch):
     monkeypatch.setattr(cp.Problem, "solve", _failing(set(mvce.REFERENCE_SOLVERS)))
     X = np.random.default_rng(0).normal(size=(30, 4))
-    rows = mvce_validation.results(X, {"m": [3, 8], "queries": 2})
+    rows = mvce_validation.results(X, settings(m=[3, 8], queries=2))
     for row in rows:
         assert row["check_passed"] == 0 and row["reference_failures"] == 2
         assert "CLARABEL" in row["reference_errors"][0] and "SCS" in row["reference_errors"][0]

@@ -8,7 +8,7 @@ from conftest import REPO
 
 def test_conda_env_has_the_pyproject_pins():
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    env = yaml.safe_load((REPO / "envs/dmlbench.yaml").read_text())
+    env = yaml.safe_load((REPO / "workflow/envs/dmlbench.yaml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert pip == deps
 

@@ -23,6 +23,8 @@ from test_tracking import CFG, run_jobs
 from dmlbench import cli, config, data, files, publish, records
 from dmlbench.data import REGISTRY, cache, lock
 from dmlbench.records import tracking
+from dmlbench.records.public import public_config
+from dmlbench.run import plan
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -112,17 +114,17 @@ def test_a_trusted_unpinned_data_set_marks_every_record_and_the_report(tmp_path)
     from dmlbench.run import job, protocols
 
     unpinned = {"german/german.data-numeric": "sha256:" + "a" * 64}
-    cfg = config.check({**copy.deepcopy(CFG), "methods": {"euclidean": None},
-                        "data": {"cache": str(tmp_path / "cache")}})
+    cfg = plan.check({**copy.deepcopy(CFG), "methods": {"euclidean": None},
+                      "data": {"cache": str(tmp_path / "cache")}})
     cache.save(data.build("iris"), tmp_path / "cache")
     meta_path = cache.paths("iris", tmp_path / "cache")[1]
     meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "unpinned": unpinned}))
     ds = data.load("iris", tmp_path / "cache")
     protocol = config.dataset_protocol(cfg, "iris")
-    protocols.save_splits(config.split_path(cfg, "iris"), protocols.make_splits(
+    protocols.save_splits(plan.split_path(cfg, "iris"), protocols.make_splits(
         ds.y, protocol, 0), protocol, 0, ds.meta["sha256"])
-    [j] = config.jobs(cfg)
-    split_records = job.run(config.job_spec(cfg, j.dataset, j.method, j.splits), progress=False)
+    [j] = plan.jobs(cfg)
+    split_records = job.run(plan.job_spec(cfg, j.dataset, j.method, j.splits), progress=False)
     records.write(tmp_path / "record.json", split_records)  # checked against the schema
     assert len(split_records) == 2
     assert all(r["dataset"]["unpinned"] == unpinned for r in split_records)
@@ -415,9 +417,9 @@ def _job_args(tmp_path) -> list:
     cfg = copy.deepcopy(CFG)
     cfg["methods"] = {"euclidean": None}
     run_jobs(cfg, tmp_path, tmp_path)  # the cache and splits the job reads
-    cfg = config.check({**cfg, "data": {"cache": str(tmp_path / "cache")}})
-    [j] = config.jobs(cfg)
-    return ["run", "--job", json.dumps(config.job_spec(cfg, j.dataset, j.method, j.splits))]
+    cfg = plan.check({**cfg, "data": {"cache": str(tmp_path / "cache")}})
+    [j] = plan.jobs(cfg)
+    return ["run", "--job", json.dumps(plan.job_spec(cfg, j.dataset, j.method, j.splits))]
 
 
 def test_a_full_disk_while_writing_the_record_is_one_line(tmp_path, monkeypatch, capsys):
@@ -521,8 +523,8 @@ def test_the_store_label_names_no_credentials_or_local_paths(uri, label):
 ])
 def test_the_public_config_shows_no_local_path_or_credential(mirror, shown):
     cfg = {"benchmark": "b", "data": {"cache": "resources", "mirror": mirror}}
-    assert config.public(cfg)["data"]["mirror"] == shown
-    assert config.public(config.public(cfg)) == config.public(cfg)
+    assert public_config(cfg)["data"]["mirror"] == shown
+    assert public_config(public_config(cfg)) == public_config(cfg)
     assert cfg["data"]["mirror"] == mirror
 
 

@@ -1,10 +1,9 @@
 """Job resources from the data-set size, with the config's overrides."""
 
-from dmlbench import config
 from dmlbench.measure.neighbours import MAX_BLOCK_BYTES
-from dmlbench.run import resources
+from dmlbench.run import plan, resources
 
-CFG = config.check({
+CFG = plan.check({
     "benchmark": "res",
     "datasets": {"iris": None, "digits": {"preprocess": [{"pca": 30}]}},
     "methods": {"euclidean": None, "lmnn": {"mem_mb": 12345, "runtime": 99, "threads": 2}},
@@ -12,7 +11,7 @@ CFG = config.check({
 
 
 def _job(dataset, method):
-    return next(j for j in config.jobs(CFG) if (j.dataset, j.method) == (dataset, method))
+    return next(j for j in plan.jobs(CFG) if (j.dataset, j.method) == (dataset, method))
 
 
 def test_memory_follows_the_formula_and_grows_with_the_data():
@@ -33,10 +32,10 @@ def test_runtime_grows_with_splits_and_working_dimension():
 
 
 def test_jobs_take_the_registry_size_unless_the_config_says_otherwise():
-    small = config.job_resources(CFG, _job("iris", "euclidean"))
-    large = config.job_resources(CFG, _job("digits", "euclidean"))
+    small = plan.job_resources(CFG, _job("iris", "euclidean"))
+    large = plan.job_resources(CFG, _job("digits", "euclidean"))
     assert small["threads"] == 1 and small["mem_mb"] <= large["mem_mb"]
     assert small["runtime"] <= large["runtime"]
-    assert config.job_resources(CFG, _job("iris", "lmnn")) == {"threads": 2, "mem_mb": 12345,
+    assert plan.job_resources(CFG, _job("iris", "lmnn")) == {"threads": 2, "mem_mb": 12345,
                                                             "runtime": 99}
     assert resources.for_dataset("iris")["runtime"] == 10

@@ -8,7 +8,7 @@ import pytest
 
 from dmlbench import config, data, records
 from dmlbench.records import tracking
-from dmlbench.run import job, protocols
+from dmlbench.run import job, plan, protocols
 
 CFG = {
     "benchmark": "track-test",
@@ -24,14 +24,14 @@ def run_jobs(cfg: dict, tmp_path, out_dir, keep_arrays: bool = False) -> list:
     """Run every job of `cfg` on iris (cache and splits under tmp_path); one record file per
     method in out_dir (with the methods' arrays beside it if keep_arrays)."""
     cfg["data"] = {"cache": str(tmp_path / "cache")}
-    cfg = config.check(cfg)
+    cfg = plan.check(cfg)
     ds = data.ensure("iris", cfg["data"]["cache"])
     protocol = config.dataset_protocol(cfg, "iris")
-    protocols.save_splits(config.split_path(cfg, "iris"),
+    protocols.save_splits(plan.split_path(cfg, "iris"),
                           protocols.make_splits(ds.y, protocol, 0), protocol, 0, ds.meta["sha256"])
     paths = []
-    for j in config.jobs(cfg):
-        spec = config.job_spec(cfg, j.dataset, j.method, j.splits)
+    for j in plan.jobs(cfg):
+        spec = plan.job_spec(cfg, j.dataset, j.method, j.splits)
         path = out_dir / f"{j.method}.json"
         records.write(path, job.run(spec, progress=False,
                                     record_path=path if keep_arrays else None))

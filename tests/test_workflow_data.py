@@ -45,6 +45,8 @@ def test_mirror_config_runs_end_to_end_over_loopback(tmp_path):
 
 
 def test_offline_without_mirror_stops_before_any_job(tmp_path):
+    """Checked in the Snakefile's onstart handler, after the DAG and before the first job; a dry
+    run lists the jobs without it (parsing the workflow probes nothing)."""
     work = copy_project(tmp_path)
     cfg = {"benchmark": "nodata", "datasets": {"iris": None, "glass": None, "ar": None},
            "methods": {"euclidean": None}, "data": {"offline": True}}
@@ -56,3 +58,7 @@ def test_offline_without_mirror_stops_before_any_job(tmp_path):
     assert "glass: needs glass/glass.data" in out and "set data.mirror" in out
     assert "ar: not available" in out
     assert not (work / "resources").exists() and not (work / "results").exists()
+    dry = snakemake(work, "-n", "--configfile", "config/nodata.yaml")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert "cannot be obtained" not in dry.stdout + dry.stderr
+    assert "dataset" in dry.stdout + dry.stderr

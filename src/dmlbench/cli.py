@@ -18,19 +18,26 @@ import argparse
 import errno
 import json
 import os
+import shutil
 import sys
+import textwrap
 from pathlib import Path
 
-PAPER_IDS = ("am07", "am17", "ch12", "on11", "sh17", "su21")  # dmlbench.data.PAPERS, without importing it
+from . import config, data, records, studies
+from .data import PAPERS, REGISTRY, cache, generators, lock
+from .data.download import DownloadError
+from .files import check_writable, read_json, write_json
+from .methods import REGISTRY as METHODS
+from .records import tracking
+from .run import job, plan, protocols
+
+# `report` and `publish` (which rebuilds reports) are imported by their verbs only: they load
+# matplotlib and seaborn, which no other verb needs.
 
 
 def _datasets(args) -> None:
-    from .data import PAPERS, REGISTRY, cache, generators
-
     specs = [spec for spec in REGISTRY.values() if not args.paper or args.paper in spec.papers]
     if args.files:
-        from .data import lock
-
         pins = {"published": "published checksum", "arrays": "array sha256",
                 "lock": "lock", "unpinned": "UNPINNED"}
         rows = [(spec.name, f"{spec.group}/{f.name}", pins[lock.pin_of(spec, f)],
@@ -68,9 +75,6 @@ def _datasets(args) -> None:
 
 
 def _print_table(header, rows, wrap_last=True) -> None:
-    import shutil
-    import textwrap
-
     cols = list(zip(header, *rows))
     widths = [max(len(str(v)) for v in col) for col in cols[:-1]]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -84,23 +88,17 @@ def _print_table(header, rows, wrap_last=True) -> None:
 
 
 def _methods(args) -> None:
-    from .methods import REGISTRY
-
     rows = [(name, cls.family, cls.kind, ", ".join(sorted(cls.parameter_names())))
-            for name, cls in sorted(REGISTRY.items())]
+            for name, cls in sorted(METHODS.items())]
     _print_table(("name", "family", "kind", "parameters"), rows)
 
 
 def _check_config(args) -> None:
-    from . import config
-
-    cfg = config.load(args.config)
-    print(f"{args.config}: valid; {config.summary(cfg)}")
+    cfg = plan.check(config.load(args.config))
+    print(f"{args.config}: valid; {plan.summary(cfg)}")
 
 
 def _dataset(args) -> None:
-    from . import data
-
     for name in args.names:
         ds = data.ensure(name, args.cache, mirror=args.mirror, offline=args.offline,
                          trust_unpinned=args.trust_unpinned)
@@ -109,9 +107,6 @@ def _dataset(args) -> None:
 
 
 def _split(args) -> None:
-    from . import data
-    from .run import protocols
-
     ds = data.load(args.name, args.cache)
     protocol = json.loads(args.protocol)
     splits = protocols.make_splits(ds.y, protocol, args.seed, given=ds.given_split,
@@ -122,10 +117,6 @@ def _split(args) -> None:
 
 
 def _run(args) -> None:
-    from . import records
-    from .files import check_writable
-    from .run import job
-
     spec = json.loads(args.job)
     check_writable(args.out)
     split_records = job.run(spec, threads=args.threads, progress=True, record_path=args.out)
@@ -137,10 +128,6 @@ def _run(args) -> None:
 
 
 def _study(args) -> None:
-    from . import studies
-
-    from .files import check_writable
-
     study = studies.get(args.kind)
     check_writable(args.out)
     document = study.run(json.loads(args.job))
@@ -150,10 +137,6 @@ def _study(args) -> None:
 
 
 def _ingest(args) -> None:
-    from . import records, studies
-    from .files import write_json
-    from .records import tracking
-
     paths = list(args.records)
     if args.records_from:
         paths += [line for line in Path(args.records_from).read_text().splitlines() if line]
@@ -174,31 +157,30 @@ def _ingest(args) -> None:
 
 
 def _report(args) -> None:
-    from . import report
-    from .files import read_json
+    from . import publish, report  # matplotlib and seaborn: this verb only (see the imports)
 
     if args.records:
-        from . import publish
-
         out = args.out or "reports/rebuilt"
         print(f"report: {publish.rebuild(args.records, out)}", file=sys.stderr)
         return
-    keys = None
+    keys = config_run_id = None
     experiment = args.experiment
     if args.tracking:
         tracked = read_json(args.tracking)
         keys = list(tracked["parents"])
         experiment = experiment or tracked["experiment"]
+        config_run_id = tracked.get("config_run_id")
     if not experiment:
         raise ValueError("give --experiment NAME, --tracking FILE or --records DIR")
     out = args.out or f"reports/{experiment}"
     index = report.build(experiment, out, parent_keys=keys, title=args.title,
-                         description=args.description or "", manifest=args.manifest)
+                         description=args.description or "", config_run_id=config_run_id,
+                         manifest=args.manifest)
     print(f"report: {index}", file=sys.stderr)
 
 
 def _publish(args) -> None:
-    from . import publish
+    from . import publish  # imports `report` (matplotlib, seaborn) to rebuild reports
 
     manifest = publish.publish(args.records, args.documents, json.loads(args.config_json),
                                args.out, args.results)
@@ -215,7 +197,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--cache", default="resources", help="data cache directory (default resources)")
     s.add_argument("--full", action="store_true",
                    help="do not wrap the notes column; add each set's origin")
-    s.add_argument("--paper", choices=sorted(PAPER_IDS), help="only the sets of one paper")
+    s.add_argument("--paper", choices=sorted(PAPERS), help="only the sets of one paper")
     s.add_argument("--files", action="store_true",
                    help="list the downloaded files: mirror path and public homes")
     s.set_defaults(func=_datasets)
@@ -255,14 +237,14 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_split)
 
     s = sub.add_parser("run", help="run one job: a method on a data set, for some of its splits")
-    s.add_argument("--job", required=True, help="job spec as JSON (dmlbench.config.job_spec)")
+    s.add_argument("--job", required=True, help="job spec as JSON (dmlbench.run.plan.job_spec)")
     s.add_argument("--threads", type=int, default=1, help="BLAS threads")
     s.add_argument("--out", required=True, help="record file to write")
     s.set_defaults(func=_run)
 
     s = sub.add_parser("study", help="run one job of a side study (e.g. the MVCE solver check)")
     s.add_argument("kind", help="the study (dmlbench.studies.STUDIES), e.g. mvce_validation")
-    s.add_argument("--job", required=True, help="study spec as JSON (dmlbench.config.study_spec)")
+    s.add_argument("--job", required=True, help="study spec as JSON (dmlbench.studies.spec)")
     s.add_argument("--out", required=True, help="document (JSON) to write")
     s.set_defaults(func=_study)
 
@@ -295,8 +277,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="output directory (default reports/<experiment>)")
     s.add_argument("--manifest", help="the published records' manifest.json, whose sha256 the "
                                       "page prints (the workflow's publish step writes it)")
-    s.add_argument("--title")
-    s.add_argument("--description")
+    s.add_argument("--title", help="default: the config's report.title, else 'dmlbench: "
+                                   "<experiment>'")
+    s.add_argument("--description", help="default: the config's description")
     s.set_defaults(func=_report)
     return p
 
@@ -311,8 +294,6 @@ _WRITE_ERRORS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .data.download import DownloadError
-
     args = parser().parse_args(argv)
     try:
         args.func(args)

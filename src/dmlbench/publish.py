@@ -3,7 +3,7 @@
 `reports/<benchmark>/` holds the report (index.html, figures/, tables/) and, written by the
 workflow's `publish` step, `records/` (every record file of the run and study document, as
 compact gzip-compressed JSON `<name>.json.gz`, and the arrays files the records name),
-`config.json` (the checked config, `config.public`: no local paths) and `records/manifest.json`
+`config.json` (the checked config, `records.public.public_config`: no local paths) and `records/manifest.json`
 (format 2: each file under `records/` and `config.json` with its sha256). `rebuild` makes the
 report again from those files alone, through a temporary MLflow store, without refitting
 anything: a reader can check every number without running the benchmark.
@@ -26,9 +26,10 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import config as dmlconfig
-from . import records
+from . import records, report, studies
 from .files import atomic_path, read_json, write_json, write_json_gz
+from .records import tracking
+from .records.public import public_config
 
 MANIFEST = "manifest.json"
 CONFIG = "config.json"
@@ -74,7 +75,7 @@ def publish(record_paths: list[str | Path], documents: list[str | Path], config:
         if stale.is_file() and stale.name != MANIFEST \
                 and stale.relative_to(target_root).as_posix() not in manifest["files"]:
             stale.unlink()
-    write_json(out_dir / CONFIG, dmlconfig.public(config))
+    write_json(out_dir / CONFIG, public_config(config))
     manifest["config"] = _sha256(out_dir / CONFIG)
     write_json(target_root / MANIFEST, manifest)
     return target_root / MANIFEST
@@ -156,12 +157,10 @@ def temporary_tracking_store():
 def rebuild(records_dir: str | Path, out_dir: str | Path) -> Path:
     """The report of a published records folder, built again into `out_dir` from the records
     alone (temporary MLflow store; nothing is refitted). Returns the new index.html."""
-    from . import report, studies
-    from .records import tracking
-
     record_paths, documents, config = verified_files(records_dir)
     tracked = [run for path in documents for run in studies.tracked_runs(read_json(path))]
     with temporary_tracking_store():
         summary = tracking.ingest(record_paths, config=config, tracked=tracked)
         return report.build(summary["experiment"], out_dir, parent_keys=list(summary["parents"]),
-                            manifest=Path(records_dir) / MANIFEST)
+                            manifest=Path(records_dir) / MANIFEST,
+                            config_run_id=summary.get("config_run_id"))

@@ -15,7 +15,7 @@ rule dataset:
     log:
         f"logs/datasets/{{name}}.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         # the mirror and offline options come from DMLBENCH_MIRROR / DMLBENCH_OFFLINE (common.smk)
         "python -m dmlbench.cli dataset {wildcards.name} --cache {params.cache:q} > {log:q} 2>&1"
@@ -36,7 +36,7 @@ rule split:
     log:
         f"logs/splits/{{name}}/{{split_id}}.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli split {wildcards.name} {params.args} --cache {params.cache:q} "
         "--out {output:q} > {log:q} 2>&1"

@@ -6,18 +6,18 @@
 rule publish:
     input:
         tracking=f"results/{BENCH}/tracking.json",
-        records=[dmlconfig.record_path(CFG, job) for job in JOBS],
-        documents=[dmlconfig.study_path(CFG, kind, label) for kind, label in STUDY_JOBS],
+        records=[dmlplan.record_path(CFG, job) for job in JOBS],
+        documents=[dmlstudies.path(CFG, kind, label) for kind, label in STUDY_JOBS],
     output:
         f"reports/{BENCH}/records/manifest.json",
     params:
         config=json.dumps(CFG, sort_keys=True),
         results=lambda wildcards, input: str(Path(input.records[0]).parents[3]),
-        out=f"reports/{BENCH}",
+        out=lambda wildcards, output: str(Path(output[0]).parents[1]),
     log:
         f"logs/{BENCH}/publish.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli publish {input.records:q} --documents {input.documents:q} "
         "--config-json {params.config:q} --results {params.results:q} --out {params.out:q} "

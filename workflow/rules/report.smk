@@ -1,4 +1,5 @@
-# The HTML report of this benchmark's runs, read back from MLflow.
+# The HTML report of this benchmark's runs, read back from MLflow, with its settings (title,
+# description, rope, paper tables) from the checked config the track job logged with them.
 
 
 rule report:
@@ -23,16 +24,13 @@ rule report:
         ),
     params:
         out=lambda wildcards, output: str(Path(output.index).parent),
-        title=dmlconfig.report_title(CFG, BENCH),
-        description=dmlconfig.description(CFG),
     log:
         f"logs/{BENCH}/report.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli report --tracking {input.tracking:q} --out {params.out:q} "
-        "--manifest {input.manifest:q} --title {params.title:q} "
-        "--description={params.description:q} 2> {log:q}"
+        "--manifest {input.manifest:q} 2> {log:q}"
 
 
 localrules:

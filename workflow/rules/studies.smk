@@ -12,7 +12,7 @@ rule study:
     log:
         f"logs/{BENCH}/{{study}}/{{dataset}}.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli study {wildcards.study} --job {params.job:q} --out {output:q} "
         "2> {log:q}"

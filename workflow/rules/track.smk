@@ -4,8 +4,8 @@
 
 rule track:
     input:
-        records=[dmlconfig.record_path(CFG, job) for job in JOBS],
-        documents=[dmlconfig.study_path(CFG, kind, label) for kind, label in STUDY_JOBS],
+        records=[dmlplan.record_path(CFG, job) for job in JOBS],
+        documents=[dmlstudies.path(CFG, kind, label) for kind, label in STUDY_JOBS],
     output:
         f"results/{BENCH}/tracking.json",
     params:
@@ -15,7 +15,7 @@ rule track:
     log:
         f"logs/{BENCH}/track.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli ingest {input.records:q} --documents {input.documents:q} "
         "--experiment {params.bench:q} --config-json {params.config:q} --out {output:q} 2> {log:q}"

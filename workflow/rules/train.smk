@@ -16,7 +16,7 @@ rule run_job:
     log:
         f"logs/{BENCH}/{{dataset}}/{{method}}/part{{part}}.log",
     conda:
-        "../../envs/dmlbench.yaml"
+        "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli run --job {params.job:q} --threads {threads} --out {output:q} "
         "2> {log:q}"

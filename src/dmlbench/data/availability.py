@@ -20,6 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import requests
+
+from ..files import read_json
 from . import cache, download, lock, registry
 
 PROBE_TIMEOUT = 3.0
@@ -67,8 +70,6 @@ def _in_mirror(spec, mirror) -> tuple[bool, str]:
 
 
 def _head_ok(url: str) -> bool:
-    import requests
-
     try:
         response = requests.head(url, timeout=PROBE_TIMEOUT, allow_redirects=True)
         return response.status_code == 200
@@ -130,8 +131,6 @@ def _unpinned(name: str, cache_dir: Path) -> Status | None:
         return None
     json_path = cache.paths(name, cache_dir)[1]
     if json_path.exists():
-        from ..files import read_json
-
         files = list(read_json(json_path).get("unpinned", {}))
     else:
         files = [lock.key(spec, f) for f in spec.files if lock.pin_of(spec, f) == "unpinned"]

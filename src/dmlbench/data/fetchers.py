@@ -16,6 +16,8 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import _twenty_newsgroups, fetch_20newsgroups_vectorized
 
 from ..files import temporary_dir
 from . import download
@@ -32,9 +34,6 @@ ARCHIVE = RemoteFile(
 def twenty_newsgroups(paths: dict[str, Path]) -> RawData:
     """20 Newsgroups "bydate" as scikit-learn vectorises it (token counts, rows scaled to unit
     length, 130107 terms): the 11314 training then 7532 test documents, as a given split."""
-    import scipy.sparse as sp
-    from sklearn.datasets import _twenty_newsgroups, fetch_20newsgroups_vectorized
-
     archive = paths[ARCHIVE.name]
     expected = _twenty_newsgroups.ARCHIVE.checksum
     if download.checksum_of(archive, "sha256") != expected:

@@ -14,6 +14,8 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+from scipy.io import loadmat
+from sklearn.datasets import load_svmlight_file
 
 
 def read_bytes(path: str | Path, member: str | None = None) -> bytes:
@@ -87,8 +89,6 @@ def to_float(table: np.ndarray, label: str) -> np.ndarray:
 def read_mat(path: str | Path, *keys: str) -> list:
     """Variables `keys` of a MATLAB .mat file (v4 to v7.2, scipy.io.loadmat), squeezing
     label vectors to 1-D. A missing key is an error listing the file's variables."""
-    from scipy.io import loadmat
-
     content = loadmat(io.BytesIO(read_bytes(path)))
     out = []
     for key in keys:
@@ -102,8 +102,6 @@ def read_mat(path: str | Path, *keys: str) -> list:
 
 def read_svmlight(path: str | Path, n_features: int | None = None):
     """An svmlight/LIBSVM file (optionally .gz/.bz2): (sparse CSR X, labels as float)."""
-    from sklearn.datasets import load_svmlight_file
-
     X, y = load_svmlight_file(io.BytesIO(read_bytes(path)), n_features=n_features)
     return X, y
 

@@ -1,7 +1,9 @@
 """Evaluation of a fitted method on a test part: k-NN accuracy for several k, hubness, timings.
 
-Voting is deterministic: neighbours come ordered by (distance, training index) and a tie between
-classes goes to the smallest class label, as scikit-learn's KNeighborsClassifier does.
+It calls the method's hooks (the method contract, `dmlbench.methods.base`) and imports no
+method. Voting is deterministic (`knn_rule`): neighbours come ordered by (distance, training
+index) and a tie between classes goes to the smallest class label, as scikit-learn's
+KNeighborsClassifier does.
 """
 
 from __future__ import annotations
@@ -11,34 +13,15 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
+import psutil
 
 from .. import vocabulary as voc
 from . import hubness
+from .knn_rule import accuracy_per_k, knn_vote
 from .neighbours import MAX_BLOCK_BYTES, chunk_rows, smallest_k
 
 #: how the test-time k is chosen: not at all (report every k), or on the training part
 K_SELECTIONS = ("none", "loo")
-
-
-def knn_vote(neighbor_labels: np.ndarray, n_classes: int) -> np.ndarray:
-    """Majority class of each row of labels; ties go to the smallest label."""
-    counts = np.zeros((neighbor_labels.shape[0], n_classes), dtype=np.int64)
-    rows = np.repeat(np.arange(neighbor_labels.shape[0]), neighbor_labels.shape[1])
-    np.add.at(counts, (rows, neighbor_labels.ravel()), 1)
-    return counts.argmax(axis=1)
-
-
-def accuracy_per_k(ind: np.ndarray, y_train: np.ndarray, y_test: np.ndarray,
-                   ks: list[int]) -> dict[int, float]:
-    """k-NN accuracy for every k in `ks` from one sorted neighbour list `ind` (len(y_test) x K)."""
-    n_classes = int(max(y_train.max(), y_test.max())) + 1
-    out = {}
-    for k in ks:
-        if k > ind.shape[1]:
-            raise ValueError(f"k = {k} needs {k} neighbours, only {ind.shape[1]} computed")
-        pred = knn_vote(y_train[ind[:, :k]], n_classes)
-        out[k] = float(np.mean(pred == y_test))
-    return out
 
 
 @contextmanager
@@ -84,8 +67,6 @@ class PeakMemory:
     """
 
     def __init__(self, into: dict, interval: float = 0.005):
-        import psutil
-
         self.into, self.interval = into, interval
         self._process = psutil.Process()
         self._stop = threading.Event()

@@ -1,4 +1,5 @@
-"""Hubness reduction: the distances of a fitted metric rescaled by how each point sees the others.
+"""Hubness reduction: the distances of a fitted metric rescaled by how each point sees the others
+(the mathematics; `dmlbench.methods.hubness_reduced.HubnessReduced` puts a method behind it).
 
 For a query x, a labelled (training) point y and the method's distance t = d(x, y), with d_x the
 query's distances to the labelled points and d_y the labelled point's distances to the other
@@ -40,8 +41,8 @@ outside them cannot enter); local scaling, NICDM and DisSim are otherwise exact 
 Gaussian mutual proximity takes mu and sd over the k' nearest (as scikit-hubness does);
 empiric mutual proximity counts over every labelled point, which is exact for a pair unless t is
 beyond y's k'-th distance: y's count of points within t is then cut at k' (the secondary distance
-a lower bound). The job records the mode (`reduction_exact`), k' (`reduction_candidates`) and the
-share of such cut pairs (`reduction_truncated_share`) in the method's fit_info.
+a lower bound). The wrapper records the mode (`reduction_exact`), k' (`reduction_candidates`)
+and the share of such cut pairs (`reduction_truncated_share`) in the method's fit_info.
 
 Order: by (secondary distance, the method's distance, index): equal secondary distances (common
 for empiric mutual proximity, whose values are counts) keep the method's order. Gaussian mutual
@@ -59,69 +60,10 @@ from scipy.special import log_ndtr
 from .. import vocabulary as voc
 from .neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
 
+#: the reductions (`Reducer`), the variants of mutual proximity, the distances reduced
 KINDS = ("mutual_proximity", "local_scaling", "nicdm", "dissim_local")
 VARIANTS = ("empiric", "gaussian")
 DISTANCES = ("euclidean", "cosine")
-DEFAULTS = {"k": 10, "candidates": 100, "exact_max": 2000, "distance": "euclidean"}
-_SHORT = {"mutual_proximity": "MP", "local_scaling": "LS", "nicdm": "NICDM",
-          "dissim_local": "DisSim"}
-
-
-def _int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"hubness_reduction.{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def settings(value: dict) -> dict:
-    """The checked settings of a `hubness_reduction` entry with its defaults filled in;
-    `ValueError` naming the key and what it may be."""
-    if not isinstance(value, dict) or "kind" not in value:
-        raise ValueError(f"hubness_reduction must be a mapping with a `kind` ({', '.join(KINDS)}), "
-                         f"got {value!r}")
-    kind = value["kind"]
-    if kind not in KINDS:
-        raise ValueError(f"hubness_reduction.kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    allowed = {"kind", "candidates", "exact_max", "distance"}
-    allowed |= {"variant"} if kind == "mutual_proximity" else {"k"}
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise ValueError(f"hubness_reduction of kind {kind} has no key(s) {unknown}; its keys are "
-                         f"{sorted(allowed)}")
-    out = {"kind": kind}
-    if kind == "mutual_proximity":
-        out["variant"] = value.get("variant", "empiric")
-        if out["variant"] not in VARIANTS:
-            raise ValueError(f"hubness_reduction.variant must be one of {', '.join(VARIANTS)}, "
-                             f"got {out['variant']!r}")
-    else:
-        out["k"] = _int(value.get("k", DEFAULTS["k"]), "k", 1)
-    out["candidates"] = _int(value.get("candidates", DEFAULTS["candidates"]), "candidates", 2)
-    out["exact_max"] = _int(value.get("exact_max", DEFAULTS["exact_max"]), "exact_max", 0)
-    if out.get("k", 0) > out["candidates"]:
-        raise ValueError(f"hubness_reduction.k = {out['k']} exceeds candidates = "
-                         f"{out['candidates']}; the k nearest must be among the candidates")
-    out["distance"] = value.get("distance", DEFAULTS["distance"])
-    if out["distance"] not in DISTANCES:
-        raise ValueError(f"hubness_reduction.distance must be one of {', '.join(DISTANCES)}, "
-                         f"got {out['distance']!r}")
-    if kind == "dissim_local" and out["distance"] == "cosine":
-        raise ValueError("hubness_reduction.distance: dissim_local is defined on squared "
-                         "Euclidean distances of vectors; use distance: euclidean (normalise the "
-                         "rows in `preprocess` for cosine geometry)")
-    return out
-
-
-def needs_vectors(config: dict) -> bool:
-    """True when the reduction needs the method's `search_vectors` (DisSim, cosine distance)."""
-    return config["kind"] == "dissim_local" or config["distance"] == "cosine"
-
-
-def label(config: dict) -> str:
-    """Short name of a reduction for tables and tags, e.g. 'MP empiric', 'LS k=10 cosine'."""
-    text = _SHORT[config["kind"]]
-    text += f" {config['variant']}" if "variant" in config else f" k={config['k']}"
-    return text + (" cosine" if config["distance"] == "cosine" else "")
 
 
 class Lists:
@@ -153,57 +95,57 @@ def _log_sf(t: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
 
 
 class Reducer:
-    """One reduction (`settings`) of one fitted method's labelled points: `train` are their
-    leave-one-out lists, `vectors` the method's search vectors (queries of the training points,
-    labelled points) when the reduction needs them."""
+    """One reduction of one fitted method's labelled points: `kind` (one of `KINDS`), its
+    `variant` (mutual proximity) or `k` (the others), `train` the labelled points' leave-one-out
+    lists, `vectors` the method's search vectors (queries of the training points, labelled
+    points) when the reduction needs them."""
 
-    def __init__(self, config: dict, train: Lists, n_labeled: int, vectors=None,
-                 max_bytes: int = MAX_BLOCK_BYTES):
-        self.config, self.train, self.n, self.max_bytes = config, train, n_labeled, max_bytes
+    def __init__(self, kind: str, train: Lists, n_labeled: int, *, variant: str | None = None,
+                 k: int | None = None, vectors=None, max_bytes: int = MAX_BLOCK_BYTES):
+        self.kind, self.variant, self.k = kind, variant, k
+        self.train, self.n, self.max_bytes = train, n_labeled, max_bytes
         self.vectors = vectors
         self.pairs = self.truncated = 0
-        kind, td = config["kind"], train.dist
-        if kind in ("local_scaling", "nicdm", "dissim_local") and config["k"] > td.shape[1]:
-            raise ValueError(f"hubness_reduction.k = {config['k']} needs {config['k']} neighbours "
-                             f"of each labelled point; only {td.shape[1]} are available (training "
-                             "points - 1 or candidates)")
+        td = train.dist
+        if kind in ("local_scaling", "nicdm", "dissim_local") and k > td.shape[1]:
+            raise ValueError(f"hubness_reduction.k = {k} needs {k} neighbours of each labelled "
+                             f"point; only {td.shape[1]} are available (training points - 1 or "
+                             "candidates)")
         if kind == "local_scaling":
-            self.scale_train = td[:, config["k"] - 1]
+            self.scale_train = td[:, k - 1]
         elif kind == "nicdm":
-            self.scale_train = td[:, :config["k"]].mean(axis=1)
-        elif kind == "mutual_proximity" and config["variant"] == "gaussian":
+            self.scale_train = td[:, :k].mean(axis=1)
+        elif kind == "mutual_proximity" and variant == "gaussian":
             self.mu_train, self.sd_train = td.mean(axis=1), td.std(axis=1)
         elif kind == "dissim_local":
             labelled = vectors[1]
-            near = euclidean_kneighbors(labelled, labelled, config["k"], exclude_self=True)[1]
+            near = euclidean_kneighbors(labelled, labelled, k, exclude_self=True)[1]
             centroids = labelled[near].mean(axis=1)
             self.spread_train = np.einsum("ij,ij->i", labelled - centroids, labelled - centroids)
 
     def keys(self, q: Lists, query_vectors=None) -> np.ndarray:
         """Ordering keys of every (query, candidate) pair of `q` (see the module docstring)."""
-        kind, t, ind = self.config["kind"], q.dist, q.ind
+        kind, k, t, ind = self.kind, self.k, q.dist, q.ind
         if kind == "local_scaling":
-            k = self.config["k"]
             return _scale_keys(t, q.dist[:, k - 1, None] * self.scale_train[ind], 2)
         if kind == "nicdm":
-            k = self.config["k"]
             scale = np.sqrt(q.dist[:, :k].mean(axis=1)[:, None] * self.scale_train[ind])
             return _scale_keys(t, scale, 1)
         if kind == "dissim_local":
             labelled = self.vectors[1]
-            centroids = labelled[ind[:, :self.config["k"]]].mean(axis=1)
+            centroids = labelled[ind[:, :k]].mean(axis=1)
             spread = np.einsum("ij,ij->i", query_vectors - centroids, query_vectors - centroids)
             return t * t - spread[:, None] - self.spread_train[ind]
-        if self.config["variant"] == "gaussian":
+        if self.variant == "gaussian":
             mu, sd = t.mean(axis=1, keepdims=True), t.std(axis=1, keepdims=True)
             return -(_log_sf(t, mu, sd) + _log_sf(t, self.mu_train[ind], self.sd_train[ind]))
         return self._empiric(q)
 
     def values(self, keys: np.ndarray) -> np.ndarray:
         """The secondary distances of ordering keys (1 - MP, 1 - exp(-.), or the keys)."""
-        if self.config["kind"] == "local_scaling":
+        if self.kind == "local_scaling":
             return -np.expm1(-keys)
-        if self.config["kind"] == "mutual_proximity" and self.config["variant"] == "gaussian":
+        if self.kind == "mutual_proximity" and self.variant == "gaussian":
             return -np.expm1(-keys)
         return keys
 
@@ -281,94 +223,3 @@ def cosine_kneighbors(Q, Z, n_neighbors: int, exclude_self: bool = False):
     dist, ind = euclidean_kneighbors(_unit_rows(Q, "query"), _unit_rows(Z, "labelled"),
                                      n_neighbors, exclude_self=exclude_self)
     return dist * dist / 2.0, ind
-
-
-class Reduced:
-    """A fitted method seen through a hubness reduction: the hooks the evaluation calls
-    (`kneighbors`, `kneighbors_per_k`, `train_kneighbors`) answer with the reduced lists;
-    everything else is the method's own (`fit_info` gains the reduction's entries). A dimension
-    sweep is not defined for a reduced metric (`sweep_embeddings` is None)."""
-
-    predicts_only = False
-
-    def __init__(self, est, config: dict, n_labeled: int, max_bytes: int = MAX_BLOCK_BYTES):
-        self.est, self.config, self.n = est, config, n_labeled
-        self.max_bytes = max_bytes
-        self.exact = n_labeled <= config["exact_max"] or config["candidates"] >= n_labeled
-        self._reducer = None
-
-    def __getattr__(self, name):
-        if name in ("est", "config", "n"):
-            raise AttributeError(name)
-        return getattr(self.est, name)
-
-    def _width(self, loo: bool) -> int:
-        full = self.n - 1 if loo else self.n
-        return full if self.exact else min(self.config["candidates"], full)
-
-    def _vectors(self, X=None):
-        vectors = self.est.search_vectors(X)
-        if vectors is None:
-            raise ValueError(f"hubness_reduction {label(self.config)} needs the method's vectors; "
-                             f"{type(self.est).__name__} has none (a local metric)")
-        return vectors
-
-    @property
-    def reducer(self) -> Reducer:
-        if self._reducer is None:
-            width = self._width(loo=True)
-            if width < 1:
-                raise ValueError("hubness reduction needs at least two training points")
-            vectors = self._vectors() if needs_vectors(self.config) else None
-            if self.config["distance"] == "cosine":
-                dist, ind = cosine_kneighbors(vectors[0], vectors[1], width, exclude_self=True)
-            else:
-                dist, ind = self.est.train_kneighbors(width)
-            train = Lists(dist, ind, np.arange(self.n), width == self.n - 1)
-            self._reducer = Reducer(self.config, train, self.n, vectors, self.max_bytes)
-        return self._reducer
-
-    def kneighbors_per_k(self, X, ks, n_neighbors: int, progress: bool = False) -> dict:
-        reducer, width = self.reducer, self._width(loo=False)
-        rows = X.shape[0]
-        step = max(1, self.max_bytes // (16 * width))
-        parts: dict = {}
-        for start in range(0, rows, step):
-            Xb = X[start:start + step]
-            qv = self._vectors(Xb)[0] if needs_vectors(self.config) else None
-            if self.config["distance"] == "cosine":
-                lists = dict.fromkeys(ks, cosine_kneighbors(qv, self.reducer.vectors[1], width))
-            else:
-                lists = self.est.kneighbors_per_k(Xb, ks, width)
-            done: dict = {}
-            for k, (dist, ind) in lists.items():
-                key = id(ind)
-                if key not in done:
-                    own = np.full(ind.shape[0], -1)
-                    done[key] = reducer.reduce(Lists(dist, ind, own, width == self.n),
-                                               n_neighbors, qv)
-                parts.setdefault(k, []).append(done[key])
-        return {k: (np.concatenate([p[0] for p in v]), np.concatenate([p[1] for p in v]))
-                for k, v in parts.items()}
-
-    def kneighbors(self, X, n_neighbors: int, progress: bool = False):
-        k = 1
-        return self.kneighbors_per_k(X, [k], n_neighbors, progress)[k]
-
-    def train_kneighbors(self, n_neighbors: int):
-        """Reduced leave-one-out lists of the training points."""
-        reducer = self.reducer
-        qv = reducer.vectors[0] if needs_vectors(self.config) else None
-        return reducer.reduce(reducer.train, n_neighbors, qv)
-
-    def sweep_embeddings(self, X_test):
-        return None
-
-    def fit_info(self) -> dict:
-        info = dict(self.est.fit_info())
-        info[voc.REDUCTION_EXACT] = int(self.exact)
-        if not self.exact:
-            info[voc.REDUCTION_CANDIDATES] = self.config["candidates"]
-        if self._reducer is not None:
-            info.update(self._reducer.info())
-        return info

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
 
 
 def friedman(scores: pd.DataFrame) -> tuple[float, float]:
@@ -61,8 +62,6 @@ def wilcoxon_holm(scores: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     One row per pair: median difference (a - b), raw and Holm-adjusted p-values, and the verdict.
     A pair whose differences are all zero gets p = 1.
     """
-    from statsmodels.stats.multitest import multipletests
-
     table = scores.dropna(axis=0, how="any")
     rows = []
     for a, b in itertools.combinations(table.columns, 2):

@@ -12,10 +12,21 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.decomposition import PCA as SkPCA
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 from .base import LinearMetric
 from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
+
+def _metric_learn():
+    """metric-learn, imported when a baseline is fitted: its import takes seconds (the heaviest
+    of the dependencies) and no other method needs it, nor does a process that only lists or
+    checks the methods (`dmlbench methods`, `dmlbench check-config`, the Snakefile)."""
+    import metric_learn
+
+    return metric_learn
+
 
 #: eigenvalues of a scaled scatter matrix below this fraction of its largest count as 0
 SCATTER_RTOL = 1e-10
@@ -46,6 +57,42 @@ class LMNN(LinearMetric):
     target neighbours as it has other points: the whole fit uses min(n_neighbors, smallest
     class - 1), recorded as `target_neighbors` (a deviation, e.g. lymphography's fibrosis class
     with 3 training points in some folds).
+
+    Parameters
+    ----------
+    n_neighbors : int, default=3
+        Target neighbours per training point (same-class nearest points, Weinberger & Saul 2009,
+        sect. 3.1); a class with fewer other points gets them all (`target_neighbors_`).
+    learn_rate : float, default=1e-07
+        Initial step size of metric-learn's gradient descent (adapted during the fit).
+    regularization : float, default=0.5
+        Weight mu in [0, 1] of the push term against the pull term (Weinberger & Saul 2009, eq.
+        13; 0.5 gives both the same weight).
+    max_iter : int, default=1000
+        Iteration cap of the gradient descent.
+    min_iter : int, default=50
+        Iterations before the convergence test applies.
+    convergence_tol : float, default=0.001
+        Stop when the relative change of the objective falls below this.
+    init : str or array of shape (r, D), default='auto'
+        Starting map L: 'auto' (picks by the data's shape), 'pca', 'lda', 'identity', 'random'
+        (metric-learn's choices) or an array.
+    n_components : int or None, default=None
+        Rank r of the learnt map L (r x D); None: full rank.
+    random_state : int or None, default=None
+        Seeds the method's random draws (the workflow sets it per split when the config leaves
+        it out: seed x 10000 + split).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    target_neighbors_ : int
+        Target neighbours used: min(n_neighbors, smallest class - 1).
     """
 
     papers = ("am17", "sh17")
@@ -79,8 +126,7 @@ class LMNN(LinearMetric):
                 f"more than n_train = {n_train} training points (at most {n_train - 1})")
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         labels, counts = np.unique(y, return_counts=True)
         smallest = int(counts.min())
         if smallest < 2:
@@ -97,7 +143,36 @@ class LMNN(LinearMetric):
 
 @register("itml")
 class ITML(LinearMetric):
-    """Information-theoretic metric learning (Davis et al. 2007), `ITML_Supervised`."""
+    """Information-theoretic metric learning (Davis et al. 2007), `ITML_Supervised`.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Slack trade-off of the constraints (Davis et al. 2007, eq. 5; larger: constraints
+        enforced more loosely).
+    max_iter : int, default=1000
+        Cap on the Bregman projection sweeps.
+    tol : float, default=0.001
+        Convergence tolerance on the change of the constraints' slacks.
+    n_constraints : int or None, default=None
+        Similar and dissimilar pairs drawn from the labels; None: metric-learn's default (20 x
+        classes^2).
+    prior : str or array of shape (D, D), default='identity'
+        The prior metric M_0 the learnt one stays close to in LogDet divergence: 'identity',
+        'covariance', 'random' or an array.
+    random_state : int or None, default=None
+        Seeds the method's random draws (the workflow sets it per split when the config leaves
+        it out: seed x 10000 + split).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("sh17",)
     _parameter_constraints = {
@@ -117,8 +192,7 @@ class ITML(LinearMetric):
         self.random_state = random_state
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         return _fit_metric_learn("itml", metric_learn.ITML_Supervised(**self.get_params()), X, y)
 
 
@@ -130,6 +204,28 @@ class RCA(LinearMetric):
     RCA whitens the pooled within-class covariance (the "RCA" of Oneata 2011, section 3.3).
     With an integer `chunk_size`, `RCA_Supervised` draws `n_chunks` random chunklets of that size
     from the labels, as metric-learn does.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rank r of the learnt map L (r x D); None: full rank.
+    chunk_size : int or None, default=None
+        None: every class is one chunklet (the fully supervised case); an integer: chunklets of
+        this size drawn from the labels (`RCA_Supervised`).
+    n_chunks : int, default=100
+        Chunklets drawn when `chunk_size` is an integer.
+    random_state : int or None, default=None
+        Seeds the method's random draws (the workflow sets it per split when the config leaves
+        it out: seed x 10000 + split).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
     """
 
     papers = ("am17", "on11")
@@ -149,8 +245,7 @@ class RCA(LinearMetric):
         _limit_components(params, d)
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         if self.chunk_size is None:
             # metric-learn inverts the within-class covariance and returns NaN (or, with another
             # rounding, huge numbers) when it is singular: work in the directions the data vary
@@ -167,8 +262,6 @@ class RCA(LinearMetric):
             # metric-learn's low-rank branch mixes complex eigenvectors (NaN on wine, segment);
             # the same metric: whiten, then keep the d leading principal directions (the top
             # generalised eigenvectors of total vs within-class covariance), whitened already
-            from sklearn.decomposition import PCA as SkPCA
-
             _check_n_components("rca", self.n_components, whiten.shape[0])
             pca = SkPCA(n_components=self.n_components, svd_solver="full").fit(X @ whiten.T)
             return pca.components_ @ whiten
@@ -200,7 +293,38 @@ def data_span(X: np.ndarray, rtol: float = SCATTER_RTOL) -> np.ndarray | None:
 @register("mmc")
 class MMC(LinearMetric):
     """Mahalanobis metric for clustering (Xing et al. 2002; "Xing" in Abou-Moustafa 2017),
-    `MMC_Supervised`."""
+    `MMC_Supervised`.
+
+    Parameters
+    ----------
+    max_iter : int, default=100
+        Cap on the outer iterations (gradient ascent with projections, Xing et al. 2002).
+    max_proj : int, default=10000
+        Cap on the projections onto the constraint sets per iteration.
+    tol : float, default=1e-06
+        Convergence tolerance on the change of the metric.
+    diagonal : bool, default=False
+        Learn a diagonal metric only (Xing et al. 2002, sect. 2.1).
+    diagonal_c : float, default=1.0
+        Weight of the dissimilar-pair term in the diagonal case.
+    n_constraints : int or None, default=None
+        Similar and dissimilar pairs drawn from the labels; None: metric-learn's default (20 x
+        classes^2).
+    init : str or array of shape (D, D), default='identity'
+        The starting metric: 'identity', 'covariance', 'random' or an array.
+    random_state : int or None, default=None
+        Seeds the method's random draws (the workflow sets it per split when the config leaves
+        it out: seed x 10000 + split).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("am17",)
     _parameter_constraints = {
@@ -222,14 +346,33 @@ class MMC(LinearMetric):
         self.random_state = random_state
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         return _fit_metric_learn("mmc", metric_learn.MMC_Supervised(**self.get_params()), X, y)
 
 
 @register("lfda")
 class LFDA(LinearMetric):
-    """Local Fisher discriminant analysis (Sugiyama 2007), metric-learn's `LFDA`."""
+    """Local Fisher discriminant analysis (Sugiyama 2007), metric-learn's `LFDA`.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rank r of the learnt map L (r x D); None: full rank.
+    k : int or None, default=None
+        Nearest neighbour whose distance scales the local affinity (Sugiyama 2007, sect. 3.2);
+        None: metric-learn's default, min(7, D - 1).
+    embedding_type : {'weighted', 'orthonormalized', 'plain'}, default='weighted'
+        Scaling of the eigenvectors (Sugiyama 2007, sect. 3.2).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("ch12",)
     _parameter_constraints = {
@@ -247,15 +390,29 @@ class LFDA(LinearMetric):
         _limit_components(params, d)
 
     def _learn_components(self, X, y):
-        import metric_learn
-
+        metric_learn = _metric_learn()
         return _fit_metric_learn("lfda", metric_learn.LFDA(**self.get_params()), X, y)
 
 
 @register("pca")
 class PCA(LinearMetric):
     """Principal component analysis (scikit-learn): the metric of the leading `n_components`
-    principal directions (unsupervised; a baseline in Oneata 2011 and Chang 2012)."""
+    principal directions (unsupervised; a baseline in Oneata 2011 and Chang 2012).
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Principal directions kept (at most min(n, D)); None: all.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("on11", "ch12")
     min_classes = 1
@@ -269,15 +426,31 @@ class PCA(LinearMetric):
         _limit_components(params, min(n_train, d), "min(n_train, d)")
 
     def _learn_components(self, X, y):
-        from sklearn.decomposition import PCA as SkPCA
-
         return SkPCA(n_components=self.n_components, svd_solver="full").fit(X).components_
 
 
 @register("lda")
 class LDA(LinearMetric):
     """Fisher / linear discriminant analysis (scikit-learn, eigen solver): the metric of the
-    leading `n_components` <= c - 1 discriminant directions (Oneata 2011; "FDA" in Chang 2012)."""
+    leading `n_components` <= c - 1 discriminant directions (Oneata 2011; "FDA" in Chang 2012).
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Discriminant directions kept (at most min(classes - 1, D)); None: all of them.
+    shrinkage : 'auto', float or None, default=None
+        Shrinkage of the within-class covariance (scikit-learn's; 'auto': Ledoit-Wolf); None:
+        none, and a singular within-class scatter is refused naming this remedy.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("on11", "ch12")
     _parameter_constraints = {"n_components": COMPONENTS,
@@ -333,8 +506,6 @@ def check_within_class_scatter(X, y, name: str, remedy: str) -> None:
 def lda_scalings(X, y, shrinkage=None) -> np.ndarray:
     """All D generalised eigenvectors of (S_B, S_W) as columns, by decreasing eigenvalue
     (scikit-learn's eigen solver; the first C - 1 are the discriminant directions)."""
-    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-
     return LinearDiscriminantAnalysis(solver="eigen", shrinkage=shrinkage).fit(X, y).scalings_
 
 

@@ -289,7 +289,42 @@ class _Boosting(LinearMetric):
 
 @register("boostmdm")
 class BoostMDM(_Boosting):
-    """BoostMDM (Chang 2012, Algorithm 2) on the nearest hit and nearest miss (bound eq. 2)."""
+    """BoostMDM (Chang 2012, Algorithm 2) on the nearest hit and nearest miss (bound eq. 2).
+
+    Parameters
+    ----------
+    lam : float, default=1e-08
+        Ridge of section 3.2: the hit scatter X L_C X^T + lam sigma_1 I in the generalised
+        eigenproblem (Table 2: 1e-8); > 0.
+    base_max_iter : int, default=10
+        Iteration cap of the BaseLearner (Algorithm 1; Table 2: 10).
+    base_tol : float, default=0.001
+        The BaseLearner stops when ||Q - Q'||_F / ||Q'||_F falls below it (Algorithm 1, line 15;
+        not printed, ours).
+    max_boost_iter : int or None, default=None
+        Cap on the boosting iterations (Algorithm 2); None: until Q_t has rank 0, gamma_t <= 0
+        or M_t full rank.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    bases_ : list of ndarray
+        The base metrics' maps Q_t (Algorithm 2), in the original features.
+    alphas_ : list of float
+        Their weights alpha_t (eq. 10).
+    result_ : BoostResult
+        Everything the boosting recorded (bounds, gammas, ranks, stop reason; `fit_info`).
+    reduced_dim_ : int or None
+        Dimension of the training span the problem was solved in (undersampled data, sect. 3.2);
+        None: all features.
+    metric_ : ndarray of shape (D, D)
+        M_T = L_T L_T^T (a property).
+    """
 
     _parameter_constraints = BOOSTING
 
@@ -306,7 +341,46 @@ class BoostMDM(_Boosting):
 @register("boostmdm_k")
 class BoostMDMK(_Boosting):
     """BoostMDM-K (section 2.6.1): averages over the k_h nearest hits and k_m nearest misses
-    (Table 2: 5 and 5)."""
+    (Table 2: 5 and 5).
+
+    Parameters
+    ----------
+    k_h : int, default=5
+        Nearest hits averaged per sample (section 2.6.1; Table 2: 5).
+    k_m : int, default=5
+        Nearest misses averaged per sample (section 2.6.1; Table 2: 5).
+    lam : float, default=1e-08
+        Ridge of section 3.2: the hit scatter X L_C X^T + lam sigma_1 I in the generalised
+        eigenproblem (Table 2: 1e-8); > 0.
+    base_max_iter : int, default=10
+        Iteration cap of the BaseLearner (Algorithm 1; Table 2: 10).
+    base_tol : float, default=0.001
+        The BaseLearner stops when ||Q - Q'||_F / ||Q'||_F falls below it (Algorithm 1, line 15;
+        not printed, ours).
+    max_boost_iter : int or None, default=None
+        Cap on the boosting iterations (Algorithm 2); None: until Q_t has rank 0, gamma_t <= 0
+        or M_t full rank.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    bases_ : list of ndarray
+        The base metrics' maps Q_t (Algorithm 2), in the original features.
+    alphas_ : list of float
+        Their weights alpha_t (eq. 10).
+    result_ : BoostResult
+        Everything the boosting recorded (bounds, gammas, ranks, stop reason; `fit_info`).
+    reduced_dim_ : int or None
+        Dimension of the training span the problem was solved in (undersampled data, sect. 3.2);
+        None: all features.
+    metric_ : ndarray of shape (D, D)
+        M_T = L_T L_T^T (a property).
+    """
 
     _parameter_constraints = {**NEAREST, **BOOSTING}
 
@@ -330,7 +404,47 @@ class BoostMDMK(_Boosting):
 @register("boostmdm_g")
 class BoostMDMG(_Boosting):
     """BoostMDM-G (section 2.6.2): Gaussian-weighted averages over all hits and misses;
-    mu = None is Table 2's N / sum ||x_i - x_{i;mu_neighbor}||^2 (mu_neighbor = 7)."""
+    mu = None is Table 2's N / sum ||x_i - x_{i;mu_neighbor}||^2 (mu_neighbor = 7).
+
+    Parameters
+    ----------
+    mu : float or None, default=None
+        Width of the Gaussian weights over hits and misses (section 2.6.2); None: Table 2's N /
+        sum_i ||x_i - x_{i;mu_neighbor}||^2 under the current metric.
+    mu_neighbor : int, default=7
+        Neighbour rank of Table 2's mu (7).
+    lam : float, default=1e-08
+        Ridge of section 3.2: the hit scatter X L_C X^T + lam sigma_1 I in the generalised
+        eigenproblem (Table 2: 1e-8); > 0.
+    base_max_iter : int, default=10
+        Iteration cap of the BaseLearner (Algorithm 1; Table 2: 10).
+    base_tol : float, default=0.001
+        The BaseLearner stops when ||Q - Q'||_F / ||Q'||_F falls below it (Algorithm 1, line 15;
+        not printed, ours).
+    max_boost_iter : int or None, default=None
+        Cap on the boosting iterations (Algorithm 2); None: until Q_t has rank 0, gamma_t <= 0
+        or M_t full rank.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    bases_ : list of ndarray
+        The base metrics' maps Q_t (Algorithm 2), in the original features.
+    alphas_ : list of float
+        Their weights alpha_t (eq. 10).
+    result_ : BoostResult
+        Everything the boosting recorded (bounds, gammas, ranks, stop reason; `fit_info`).
+    reduced_dim_ : int or None
+        Dimension of the training span the problem was solved in (undersampled data, sect. 3.2);
+        None: all features.
+    metric_ : ndarray of shape (D, D)
+        M_T = L_T L_T^T (a property).
+    """
 
     _parameter_constraints = {**GAUSSIAN, **BOOSTING}
 
@@ -354,7 +468,43 @@ class BoostMDMG(_Boosting):
 
 @register("i_mfa")
 class IMFA(BoostMDMK):
-    """I-MFA: BoostMDM-K with one boosting iteration (Chang 2012, sections 3.1 and 4)."""
+    """I-MFA: BoostMDM-K with one boosting iteration (Chang 2012, sections 3.1 and 4).
+
+    Parameters
+    ----------
+    k_h : int, default=5
+        Nearest hits averaged per sample (section 2.6.1; Table 2: 5).
+    k_m : int, default=5
+        Nearest misses averaged per sample (section 2.6.1; Table 2: 5).
+    lam : float, default=1e-08
+        Ridge of section 3.2: the hit scatter X L_C X^T + lam sigma_1 I in the generalised
+        eigenproblem (Table 2: 1e-8); > 0.
+    base_max_iter : int, default=10
+        Iteration cap of the BaseLearner (Algorithm 1; Table 2: 10).
+    base_tol : float, default=0.001
+        The BaseLearner stops when ||Q - Q'||_F / ||Q'||_F falls below it (Algorithm 1, line 15;
+        not printed, ours).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    bases_ : list of ndarray
+        The base metrics' maps Q_t (Algorithm 2), in the original features.
+    alphas_ : list of float
+        Their weights alpha_t (eq. 10).
+    result_ : BoostResult
+        Everything the boosting recorded (bounds, gammas, ranks, stop reason; `fit_info`).
+    reduced_dim_ : int or None
+        Dimension of the training span the problem was solved in (undersampled data, sect. 3.2);
+        None: all features.
+    metric_ : ndarray of shape (D, D)
+        M_T = L_T L_T^T (a property).
+    """
 
     _parameter_constraints = {key: value for key, value in BoostMDMK._parameter_constraints.items()
                               if key != "max_boost_iter"}
@@ -373,7 +523,44 @@ class IMFA(BoostMDMK):
 @register("gi_relief")
 class GIRelief(BoostMDMG):
     """GI-RELIEF (Chang 2010) as Chang 2012 implements it: BoostMDM-G with one boosting
-    iteration."""
+    iteration.
+
+    Parameters
+    ----------
+    mu : float or None, default=None
+        Width of the Gaussian weights over hits and misses (section 2.6.2); None: Table 2's N /
+        sum_i ||x_i - x_{i;mu_neighbor}||^2 under the current metric.
+    mu_neighbor : int, default=7
+        Neighbour rank of Table 2's mu (7).
+    lam : float, default=1e-08
+        Ridge of section 3.2: the hit scatter X L_C X^T + lam sigma_1 I in the generalised
+        eigenproblem (Table 2: 1e-8); > 0.
+    base_max_iter : int, default=10
+        Iteration cap of the BaseLearner (Algorithm 1; Table 2: 10).
+    base_tol : float, default=0.001
+        The BaseLearner stops when ||Q - Q'||_F / ||Q'||_F falls below it (Algorithm 1, line 15;
+        not printed, ours).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    bases_ : list of ndarray
+        The base metrics' maps Q_t (Algorithm 2), in the original features.
+    alphas_ : list of float
+        Their weights alpha_t (eq. 10).
+    result_ : BoostResult
+        Everything the boosting recorded (bounds, gammas, ranks, stop reason; `fit_info`).
+    reduced_dim_ : int or None
+        Dimension of the training span the problem was solved in (undersampled data, sect. 3.2);
+        None: all features.
+    metric_ : ndarray of shape (D, D)
+        M_T = L_T L_T^T (a property).
+    """
 
     _parameter_constraints = {key: value for key, value in BoostMDMG._parameter_constraints.items()
                               if key != "max_boost_iter"}
@@ -399,6 +586,29 @@ class MFA(LinearMetric):
     largest ratio first, all of them unless `n_components`. Deviation: Yan et al. first project
     onto the principal components to make X L X^T regular; here the same ridge as the BaseLearner
     regularises it, and undersampled data are expressed in their span as for BoostMDM.
+
+    Parameters
+    ----------
+    k1 : int, default=5
+        Same-class neighbours joined in the intrinsic graph (Yan et al. 2007, sect. 4.1).
+    k2 : int, default=20
+        Nearest between-class pairs per class in the penalty graph.
+    lam : float, default=1e-08
+        Ridge of the intrinsic scatter, X L X^T + lam sigma_1 I (as BoostMDM's; ours, see
+        above); > 0.
+    n_components : int or None, default=None
+        Directions kept, largest ratio first (at most min(D, n - 1)); None: all.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    eigenvalues_ : ndarray
+        The generalised eigenvalues, largest first.
     """
 
     family = "boost"

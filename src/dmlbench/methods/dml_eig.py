@@ -54,6 +54,7 @@ from typing import Callable
 import numpy as np
 import scipy.linalg
 import scipy.sparse
+from scipy.optimize import minimize
 
 from ..measure.neighbours import euclidean_kneighbors
 from .base import LinearMetric
@@ -248,8 +249,6 @@ def _factored_lbfgs(Xw, dis, mu, max_iter, tol, out: Solution) -> Solution:
     a certificate, so `converged` is never claimed at a saddle. Cost per evaluation
     O(|D| d + n d^2 + d^3) (Algorithm 1: O(|D| + n d^2 + d^3) per iteration, many more of
     them)."""
-    from scipy.optimize import minimize
-
     n, d = Xw.shape
     scatter = PairScatter(dis, n)
     last = {}
@@ -320,7 +319,63 @@ def _line_search(a: np.ndarray, b: np.ndarray, mu: float, iters: int = 50) -> fl
 @register("dml_eig")
 class DMLEig(LinearMetric):
     """DML-eig (Ying & Li 2012) with smoothing parameter `mu`; see the module docstring for the
-    formulation, Algorithm 1 and the choices the paper leaves open."""
+    formulation, Algorithm 1 and the choices the paper leaves open.
+
+    Parameters
+    ----------
+    mu : float, default=0.001
+        Smoothing of the minimum over dissimilar pairs (Ying & Li 2012, sect. 3: f_mu);
+        absolute, as in the paper.
+    n_similar : int or 'all', default=3
+        Similar pairs: each training point with its n_similar nearest same-class points (ours,
+        as LMNN's target neighbours); 'all': every same-class pair.
+    dissimilar : int or 'all', default='all'
+        Dissimilar pairs: every pair of different classes ('all'), or each point's nearest
+        points of other classes (an integer).
+    solver : {'lbfgs', 'frank_wolfe'}, default='lbfgs'
+        'frank_wolfe' is Algorithm 1 with an exact line search; 'lbfgs' (ours) maximises the
+        same f_mu over S = V V^T / ||V||_F^2.
+    max_iter : int, default=200
+        Iteration cap of the solver.
+    tol : float, default=0.001
+        Stop when the Frank-Wolfe gap is at most tol x max(|f_mu|, mu).
+    mu_grid : list of float or None, default=None
+        Choose mu by `cv`-fold cross-validation of k-NN accuracy on the training part (as
+        Shigeto 2017 did); None: `mu`.
+    k_grid : list of int or None, default=None
+        Also choose the test-time k with mu (needs `mu_grid`); read by `k_selection: loo`.
+    cv : int, default=5
+        Folds of the cross-validation of `mu_grid`.
+    random_state : int or None, default=None
+        Seeds the cross-validation folds.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    mu_ : float
+        The mu used (`mu`, or the one chosen from `mu_grid`).
+    S_ : ndarray of shape (D, D)
+        The solution S in the spectrahedron (Theorem 1).
+    metric_ : ndarray of shape (D, D)
+        M = X_S^{-1/2} S X_S^{-1/2}.
+    scatter_similar_ : ndarray of shape (D, D)
+        X_S, the similar pairs' scatter.
+    objective_ : list of float
+        f_mu after each iteration.
+    gaps_ : list of float
+        The Frank-Wolfe gap after each iteration.
+    selected_k_ : int or None
+        The test-time k chosen with `k_grid`, else None.
+    cv_info_ : dict
+        The cross-validation's grid, accuracies, chosen k and seconds (empty without `mu_grid`).
+    refit_s_ : float
+        Seconds of the final fit (after any cross-validation).
+    """
 
     family = "baseline"
     papers = ("sh17",)

@@ -10,7 +10,17 @@ from .registry import register
 
 @register("euclidean")
 class Euclidean(LinearMetric):
-    """Plain Euclidean distance: `components_` is the identity."""
+    """Plain Euclidean distance: `components_` is the identity.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     family = "baseline"
     papers = ("am17", "sh17", "on11", "am07", "ch12")

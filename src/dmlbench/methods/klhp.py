@@ -58,7 +58,43 @@ def hyperplane_distances(u: np.ndarray, V: np.ndarray, lams) -> np.ndarray:
 @register("klhp")
 class KLocalHyperplane(Classifier):
     """K-local hyperplane distance classifier (Vincent & Bengio 2002) with K and lam chosen by
-    leave-one-out training error (Abou-Moustafa 2017, sect. 5.1); `K`/`lam` fix them."""
+    leave-one-out training error (Abou-Moustafa 2017, sect. 5.1); `K`/`lam` fix them.
+
+    Parameters
+    ----------
+    K : int or None, default=None
+        Nearest points of each class spanning its local hyperplane (Vincent & Bengio 2002);
+        None: chosen on the leave-one-out training error over `K_grid` (Abou-Moustafa 2017,
+        sect. 5.1).
+    K_grid : tuple of int, default=(1, 2, 3, 5, 7, 10, 15, 20)
+        Candidates for K (capped at the smallest class - 1).
+    lam : float or None, default=None
+        Ridge on the hyperplane coordinates, relative (ours): lam x tr(G) / K; None: chosen with
+        K over `lam_grid`.
+    lam_grid : tuple of float, default=(0.0, 0.01, 0.1, 1.0, 10.0)
+        Candidates for lam.
+
+    Attributes
+    ----------
+    K_ : int
+        The K used.
+    lam_ : float
+        The relative lam used.
+    K_grid_ : list of int
+        The candidates for K (capped at the smallest class - 1).
+    lam_grid_ : list of float
+        The candidates for lam.
+    loo_error_ : ndarray of shape (len(K_grid_), len(lam_grid_)) or None
+        Leave-one-out training error of every (K, lam); None when there was nothing to choose.
+    X_ : ndarray of shape (n, D)
+        The training points.
+    y_ : ndarray of shape (n,)
+        Their labels, coded 0 .. classes - 1.
+    classes_ : ndarray
+        The class labels.
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     family = "local"
     papers = ("am17",)

@@ -221,7 +221,54 @@ class _Move(KNeighborsMethod):
 @register("move_labeled")
 class MoveLabeled(_Move):
     """Move-labeled (Shigeto 2017, eq. 5-7): f(x, z) = ||x - W z||, W moves each point's
-    same-class targets onto it; queries stay where they are. See the module docstring."""
+    same-class targets onto it; queries stay where they are. See the module docstring.
+
+    Parameters
+    ----------
+    lam : float, default=1.0
+        Ridge lambda of the regression (Shigeto 2017, eq. 5); 0 gives the minimum-norm
+        least-squares map.
+    n_targets : int, default=1
+        Same-class targets per training point, its nearest by Euclidean distance before training
+        (section 3; the paper: 1).
+    lam_grid : list of float or None, default=None
+        Choose lambda by `cv`-fold cross-validation of k-NN accuracy on the training part
+        (section 5.1); None: `lam`.
+    k_grid : list of int or None, default=None
+        Also choose the test-time k with lambda (needs `lam_grid`); read by `k_selection: loo`.
+    cv : int, default=5
+        Folds of the cross-validation of `lam_grid`.
+    solver : {'auto', 'primal', 'dual'}, default='auto'
+        The d x d primal or the r x r dual system (r distinct inputs); 'auto': the smaller.
+    random_state : int or None, default=None
+        Seeds the cross-validation folds.
+
+    Attributes
+    ----------
+    lam_ : float
+        The lambda used (`lam`, or the one chosen from `lam_grid`).
+    selected_k_ : int or None
+        The test-time k chosen with `k_grid`, else None.
+    cv_info_ : dict
+        The cross-validation's grid, accuracies, chosen k and seconds (empty without
+        `lam_grid`).
+    sources_ : ndarray of int
+        Each (point, target) pair's point, sources ascending.
+    targets_ : ndarray of int
+        ... and its same-class target.
+    map_ : RidgeMap
+        The fitted regression (primal or dual form).
+    W_ : ndarray of shape (D, D)
+        W, formed from `map_` on first use (a property).
+    X_ : ndarray of shape (n, D)
+        The training points.
+    embedding_ : ndarray of shape (n, D)
+        The labelled points as searched: W z (Move-labeled) or z (Move-query).
+    refit_s_ : float
+        Seconds of the final fit (after any cross-validation).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     maps_labeled = True
 
@@ -230,6 +277,53 @@ class MoveLabeled(_Move):
 class MoveQuery(_Move):
     """Move-query (Shigeto 2017, eq. 9-10): f(x, z) = ||W x - z||, W maps each training point onto
     its targets and is applied to the queries; labelled points stay. The paper's control that
-    promotes hubs (section 4.2)."""
+    promotes hubs (section 4.2).
+
+    Parameters
+    ----------
+    lam : float, default=1.0
+        Ridge lambda of the regression (Shigeto 2017, eq. 5); 0 gives the minimum-norm
+        least-squares map.
+    n_targets : int, default=1
+        Same-class targets per training point, its nearest by Euclidean distance before training
+        (section 3; the paper: 1).
+    lam_grid : list of float or None, default=None
+        Choose lambda by `cv`-fold cross-validation of k-NN accuracy on the training part
+        (section 5.1); None: `lam`.
+    k_grid : list of int or None, default=None
+        Also choose the test-time k with lambda (needs `lam_grid`); read by `k_selection: loo`.
+    cv : int, default=5
+        Folds of the cross-validation of `lam_grid`.
+    solver : {'auto', 'primal', 'dual'}, default='auto'
+        The d x d primal or the r x r dual system (r distinct inputs); 'auto': the smaller.
+    random_state : int or None, default=None
+        Seeds the cross-validation folds.
+
+    Attributes
+    ----------
+    lam_ : float
+        The lambda used (`lam`, or the one chosen from `lam_grid`).
+    selected_k_ : int or None
+        The test-time k chosen with `k_grid`, else None.
+    cv_info_ : dict
+        The cross-validation's grid, accuracies, chosen k and seconds (empty without
+        `lam_grid`).
+    sources_ : ndarray of int
+        Each (point, target) pair's point, sources ascending.
+    targets_ : ndarray of int
+        ... and its same-class target.
+    map_ : RidgeMap
+        The fitted regression (primal or dual form).
+    W_ : ndarray of shape (D, D)
+        W, formed from `map_` on first use (a property).
+    X_ : ndarray of shape (n, D)
+        The training points.
+    embedding_ : ndarray of shape (n, D)
+        The labelled points as searched: W z (Move-labeled) or z (Move-query).
+    refit_s_ : float
+        Seconds of the final fit (after any cross-validation).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     maps_labeled = False

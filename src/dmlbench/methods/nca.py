@@ -35,9 +35,11 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.optimize import minimize
 
 from ..solvers import nca_objective
 from .base import LinearMetric
+from .baselines import PCA, RCA, check_within_class_scatter, lda_scalings
 from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
 
@@ -212,8 +214,6 @@ class NCAFamily(LinearMetric):
         elif init == "lda":
             A0 = _lda_directions(X, y, d)
         else:
-            from .baselines import RCA
-
             A0 = RCA(n_components=d).fit(X, y).components_
             if A0.shape[0] < d:
                 raise ValueError(f"the RCA start has only {A0.shape[0]} directions (singular "
@@ -244,8 +244,6 @@ class NCAFamily(LinearMetric):
         max_iter = max_iter or self.max_iter
         if optimizer == "bold_driver":
             return self._bold_driver(A0, fun, max_iter, final_phase)
-        from scipy.optimize import minimize
-
         shape = A0.shape
         mon = self._monitor
         last = {"A": A0}
@@ -357,8 +355,6 @@ class NCAFamily(LinearMetric):
 
 def _pca_whitened(X, y, d):
     """Eq. 3.15: the top d principal directions scaled by 1/sqrt(eigenvalue) (S^(-1/2))."""
-    from .baselines import PCA
-
     W = PCA(n_components=d).fit(X, y).components_
     var = (X - X.mean(axis=0)) @ W.T
     scale = np.sqrt(np.maximum(var.var(axis=0), np.finfo(float).eps))
@@ -368,8 +364,6 @@ def _pca_whitened(X, y, d):
 def _lda_directions(X, y, d):
     """Eq. 3.16-3.17: the d leading generalised eigenvectors of (S_B, S_W), as scikit-learn's
     eigen solver orders them (the `lda` baseline's directions, continued past C - 1)."""
-    from .baselines import check_within_class_scatter, lda_scalings
-
     check_within_class_scatter(X, y, "init='lda'", "choose init 'pca' or 'random'")
     return lda_scalings(X, y)[:, :d].T
 
@@ -383,7 +377,71 @@ class NCA(NCAFamily):
     least projected variance (`anneal_select`) gets `anneal_steps` increases of its penalty
     lambda_r by `anneal_delta` x N, each followed by `anneal_cg_iter` conjugate-gradient
     iterations, and is then removed; `optimizer` then continues from the low-rank A (the
-    thesis' suggested follow-up)."""
+    thesis' suggested follow-up).
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows d of A (d x D, Oneata 2011, sect. 3.1); None: D.
+    optimizer : {'cg', 'lbfgs', 'bold_driver'}, default='cg'
+        Conjugate gradients or L-BFGS (scipy) on f(A) / N, or gradient ascent with the
+        bold-driver rule (sect. 3.3.1).
+    init : str or array of shape (d, D), default='rca'
+        A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
+        an array.
+    max_iter : int, default=100
+        Iteration cap of the optimiser.
+    tol : float, default=1e-05
+        Convergence tolerance of the optimiser (scipy's, or the bold driver's least objective
+        gain).
+    reg : float, default=0.0
+        lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
+    learning_rate : float, default=1.0
+        Initial step of the bold driver.
+    validation_fraction : float, default=0.0
+        Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
+        none.
+    patience : int, default=25
+        Held-out checks without a gain before early stopping; the best A is returned.
+    anneal : bool, default=False
+        Dimensionality annealing (Algorithm 3.2) from a full-rank start.
+    anneal_steps : int, default=5
+        Penalty increases per removed row.
+    anneal_delta : float, default=0.02
+        Penalty increase per step, times N.
+    anneal_cg_iter : int, default=3
+        Conjugate-gradient iterations after each increase.
+    anneal_select : str, default='projected_variance'
+        Which row is annealed away next: 'projected_variance' (the least variance of X A^T),
+        'data_variance' (the row weighting most the data's least-variance direction) or
+        'row_norm' (the shortest).
+    chunk_size : int or None, default=None
+        Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
+        half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
+    random_state : int or None, default=None
+        Seeds the random start, the held-out part and the batches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    classes_ : ndarray
+        The class labels.
+    init_components_ : ndarray of shape (d, D)
+        A_0, the start of the optimisation.
+    n_iter_ : int
+        Iterations (updates) run.
+    history_ : list of (float, ndarray)
+        (seconds since the start, A) at each logged iteration, for time-accuracy curves.
+    rule_fallback_share_ : float
+        Share of the last `predict_nca_rule` queries that no class scored (compact support) and
+        got their 1-NN label (set by that call).
+    """
 
     _parameter_constraints = {
         **FAMILY, **FULL_BATCH, "optimizer": [Options(OPTIMIZERS)], "anneal": [Boolean()],

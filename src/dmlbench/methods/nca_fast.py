@@ -37,7 +37,74 @@ STOCHASTIC = {"batch_size": [BATCH], "eta": [POSITIVE], "t0": [POSITIVE],
 @register("nca_ss")
 class NCASubsample(NCA):
     """NCA on a random stratified subset of `n_samples` training points (section 4.1); the NCA
-    rule and k-NN then use the whole training set. Other parameters as `nca`."""
+    rule and k-NN then use the whole training set. Other parameters as `nca`.
+
+    Parameters
+    ----------
+    n_samples : int, default=3000
+        Training points NCA is learnt from (a stratified random subset, sect. 4.1, two per class
+        at least); the k-NN and the NCA rule use all.
+    n_components : int or None, default=None
+        Rows d of A (d x D, Oneata 2011, sect. 3.1); None: D.
+    optimizer : {'cg', 'lbfgs', 'bold_driver'}, default='cg'
+        Conjugate gradients or L-BFGS (scipy) on f(A) / N, or gradient ascent with the
+        bold-driver rule (sect. 3.3.1).
+    init : str or array of shape (d, D), default='rca'
+        A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
+        an array.
+    max_iter : int, default=100
+        Iteration cap of the optimiser.
+    tol : float, default=1e-05
+        Convergence tolerance of the optimiser (scipy's, or the bold driver's least objective
+        gain).
+    reg : float, default=0.0
+        lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
+    learning_rate : float, default=1.0
+        Initial step of the bold driver.
+    validation_fraction : float, default=0.0
+        Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
+        none.
+    patience : int, default=25
+        Held-out checks without a gain before early stopping; the best A is returned.
+    anneal : bool, default=False
+        Dimensionality annealing (Algorithm 3.2) from a full-rank start.
+    anneal_steps : int, default=5
+        Penalty increases per removed row.
+    anneal_delta : float, default=0.02
+        Penalty increase per step, times N.
+    anneal_cg_iter : int, default=3
+        Conjugate-gradient iterations after each increase.
+    anneal_select : str, default='projected_variance'
+        Which row is annealed away next: 'projected_variance' (the least variance of X A^T),
+        'data_variance' (the row weighting most the data's least-variance direction) or
+        'row_norm' (the shortest).
+    chunk_size : int or None, default=None
+        Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
+        half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
+    random_state : int or None, default=None
+        Seeds the random start, the held-out part and the batches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    classes_ : ndarray
+        The class labels.
+    init_components_ : ndarray of shape (d, D)
+        A_0, the start of the optimisation.
+    n_iter_ : int
+        Iterations (updates) run.
+    history_ : list of (float, ndarray)
+        (seconds since the start, A) at each logged iteration, for time-accuracy curves.
+    rule_fallback_share_ : float
+        Share of the last `predict_nca_rule` queries that no class scored (compact support) and
+        got their 1-NN label (set by that call).
+    """
 
     _parameter_constraints = {**NCA._parameter_constraints, "n_samples": [BATCH]}
 
@@ -118,7 +185,62 @@ class StochasticNCA(NCAFamily):
 class NCAMiniBatch(StochasticNCA):
     """NCA with mini-batches (Algorithm 4.1): each epoch splits the projected training set into
     batches of at most `batch_size` points by `clustering` (random | fpc | rpc) and takes one
-    step per batch on the NCA objective within the batch."""
+    step per batch on the NCA objective within the batch.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows d of A (d x D, Oneata 2011, sect. 3.1); None: D.
+    batch_size : int, default=2000
+        At most this many points per mini-batch (Algorithm 4.1).
+    clustering : {'random', 'fpc', 'rpc'}, default='rpc'
+        How each epoch's batches are formed in the projected space: random, farthest-point (Alg.
+        4.2) or recursive-projection clustering (Alg. 4.3).
+    eta : float, default=1.0
+        Step scale: A <- A + eta / (t + t0) grad (sect. 3.3.1).
+    t0 : float, default=1.0
+        Offset of the step schedule eta / (t + t0).
+    max_iter : int, default=500
+        Cap on the updates (one per batch).
+    eval_every : int, default=1
+        Updates between held-out checks (and trace entries).
+    init : str or array of shape (d, D), default='rca'
+        A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
+        an array.
+    reg : float, default=0.0
+        lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
+    validation_fraction : float, default=0.05
+        Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
+        none.
+    patience : int, default=25
+        Held-out checks without a gain before early stopping; the best A is returned.
+    chunk_size : int or None, default=None
+        Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
+        half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
+    random_state : int or None, default=None
+        Seeds the random start, the held-out part and the batches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    classes_ : ndarray
+        The class labels.
+    init_components_ : ndarray of shape (d, D)
+        A_0, the start of the optimisation.
+    n_iter_ : int
+        Iterations (updates) run.
+    history_ : list of (float, ndarray)
+        (seconds since the start, A) at each logged iteration, for time-accuracy curves.
+    rule_fallback_share_ : float
+        Share of the last `predict_nca_rule` queries that no class scored (compact support) and
+        got their 1-NN label (set by that call).
+    """
 
     _parameter_constraints = {**FAMILY, **STOCHASTIC, "clustering": [Options(CLUSTERINGS)]}
 
@@ -158,7 +280,59 @@ class NCAMiniBatch(StochasticNCA):
 @register("nca_sl")
 class NCAStochastic(StochasticNCA):
     """Stochastic learning (Algorithm 4.4): each step moves A along the gradient of the p_i of
-    `batch_size` random points, each against the whole training set (eq. 4.1-4.4)."""
+    `batch_size` random points, each against the whole training set (eq. 4.1-4.4).
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows d of A (d x D, Oneata 2011, sect. 3.1); None: D.
+    batch_size : int, default=50
+        Points per stochastic step (Algorithm 4.4), each against the whole training set.
+    eta : float, default=1.0
+        Step scale: A <- A + eta / (t + t0) grad (sect. 3.3.1).
+    t0 : float, default=10.0
+        Offset of the step schedule eta / (t + t0).
+    max_iter : int, default=2000
+        Cap on the stochastic updates.
+    eval_every : int, default=20
+        Updates between held-out checks (and trace entries).
+    init : str or array of shape (d, D), default='rca'
+        A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
+        an array.
+    reg : float, default=0.0
+        lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
+    validation_fraction : float, default=0.05
+        Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
+        none.
+    patience : int, default=25
+        Held-out checks without a gain before early stopping; the best A is returned.
+    chunk_size : int or None, default=None
+        Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
+        half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
+    random_state : int or None, default=None
+        Seeds the random start, the held-out part and the batches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    classes_ : ndarray
+        The class labels.
+    init_components_ : ndarray of shape (d, D)
+        A_0, the start of the optimisation.
+    n_iter_ : int
+        Iterations (updates) run.
+    history_ : list of (float, ndarray)
+        (seconds since the start, A) at each logged iteration, for time-accuracy curves.
+    rule_fallback_share_ : float
+        Share of the last `predict_nca_rule` queries that no class scored (compact support) and
+        got their 1-NN label (set by that call).
+    """
 
     _parameter_constraints = {**FAMILY, **STOCHASTIC}
 
@@ -184,7 +358,63 @@ class NCAStochasticKD(NCAStochastic):
     """Stochastic learning with the k-d-tree approximate class-conditional KDE (Algorithm 4.6):
     the class sums of each step's points are approximated within a relative error
     `epsilon_max` (trees with leaves of fewer than `leaf_size` points, rebuilt every step in the
-    projected space). The NCA rule and early stopping use the exact kernel sums."""
+    projected space). The NCA rule and early stopping use the exact kernel sums.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows d of A (d x D, Oneata 2011, sect. 3.1); None: D.
+    batch_size : int, default=50
+        Points per stochastic step (Algorithm 4.4), each against the whole training set.
+    epsilon_max : float, default=0.1
+        Relative error allowed in the k-d-tree approximation of the class sums (Algorithm 4.6).
+    leaf_size : int, default=32
+        Points per leaf of the k-d trees.
+    eta : float, default=1.0
+        Step scale: A <- A + eta / (t + t0) grad (sect. 3.3.1).
+    t0 : float, default=10.0
+        Offset of the step schedule eta / (t + t0).
+    max_iter : int, default=2000
+        Cap on the stochastic updates.
+    eval_every : int, default=20
+        Updates between held-out checks (and trace entries).
+    init : str or array of shape (d, D), default='rca'
+        A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
+        an array.
+    reg : float, default=0.0
+        lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
+    validation_fraction : float, default=0.05
+        Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
+        none.
+    patience : int, default=25
+        Held-out checks without a gain before early stopping; the best A is returned.
+    chunk_size : int or None, default=None
+        Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
+        half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
+    random_state : int or None, default=None
+        Seeds the random start, the held-out part and the batches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    classes_ : ndarray
+        The class labels.
+    init_components_ : ndarray of shape (d, D)
+        A_0, the start of the optimisation.
+    n_iter_ : int
+        Iterations (updates) run.
+    history_ : list of (float, ndarray)
+        (seconds since the start, A) at each logged iteration, for time-accuracy curves.
+    rule_fallback_share_ : float
+        Share of the last `predict_nca_rule` queries that no class scored (compact support) and
+        got their 1-NN label (set by that call).
+    """
 
     _parameter_constraints = {**NCAStochastic._parameter_constraints,
                               "epsilon_max": [Interval(Real, 0, None)], "leaf_size": [POSITIVE_INT]}
@@ -213,7 +443,72 @@ class NCACompactSupport(StochasticNCA):
     """NCA with the compact-support kernel (1 - d^2)^2 (eq. 4.16-4.20): only the pairs inside the
     support, found by a range search (`search='tree'`), are visited. `optimizer` cg | lbfgs |
     bold_driver optimises the full objective; 'sgd' is stochastic learning with `batch_size`
-    points per step ("NCA SL CS", Table 5.10)."""
+    points per step ("NCA SL CS", Table 5.10).
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows d of A (d x D, Oneata 2011, sect. 3.1); None: D.
+    optimizer : {'cg', 'lbfgs', 'bold_driver', 'sgd'}, default='lbfgs'
+        A full-batch optimiser of the compact-support objective, or 'sgd': stochastic learning
+        with `batch_size` points per step ('NCA SL CS', Table 5.10).
+    batch_size : int or None, default=50
+        Points per step when `optimizer='sgd'`.
+    eta : float, default=1.0
+        Step scale of 'sgd': A <- A + eta / (t + t0) grad.
+    t0 : float, default=100.0
+        Offset of the 'sgd' step schedule.
+    max_iter : int, default=100
+        Iteration cap of the optimiser (updates for 'sgd').
+    tol : float, default=1e-05
+        Convergence tolerance of the optimiser (scipy's, or the bold driver's least objective
+        gain).
+    learning_rate : float, default=1.0
+        Initial step of the bold driver.
+    eval_every : int, default=20
+        'sgd' updates between held-out checks.
+    init : str or array of shape (d, D), default='rca'
+        A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
+        an array.
+    init_scale : float, default=1.0
+        A_0 times this: the kernel width of eq. 4.15 is absorbed in A.
+    reg : float, default=0.0
+        lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
+    validation_fraction : float, default=0.0
+        Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
+        none.
+    patience : int, default=25
+        Held-out checks without a gain before early stopping; the best A is returned.
+    search : {'tree', 'dense'}, default='tree'
+        How the pairs inside the compact support are found: a k-d-tree range search or all
+        pairs.
+    chunk_size : int or None, default=None
+        Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
+        half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
+    random_state : int or None, default=None
+        Seeds the random start, the held-out part and the batches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    classes_ : ndarray
+        The class labels.
+    init_components_ : ndarray of shape (d, D)
+        A_0, the start of the optimisation.
+    n_iter_ : int
+        Iterations (updates) run.
+    history_ : list of (float, ndarray)
+        (seconds since the start, A) at each logged iteration, for time-accuracy curves.
+    rule_fallback_share_ : float
+        Share of the last `predict_nca_rule` queries that no class scored (compact support) and
+        got their 1-NN label (set by that call).
+    """
 
     _parameter_constraints = {
         **FAMILY, **FULL_BATCH, **STOCHASTIC, "batch_size": [BATCH, None],
@@ -289,7 +584,75 @@ class NCACompactSupport(StochasticNCA):
 class NCACompactSupportBackground(NCACompactSupport):
     """Compact-support NCA with a Gaussian background per class (section 4.6, eq. 4.22-4.23):
     mixing weight `beta` (default None: 1/(N_c + 1) per class, the thesis' choice; or a number
-    for every class). Other parameters as `nca_cs`."""
+    for every class). Other parameters as `nca_cs`.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows d of A (d x D, Oneata 2011, sect. 3.1); None: D.
+    beta : float or None, default=None
+        Mixing weight of the background distribution (eq. 4.22); None: 1 / (N_c + 1) per class
+        (the thesis' choice).
+    optimizer : {'cg', 'lbfgs', 'bold_driver', 'sgd'}, default='lbfgs'
+        A full-batch optimiser of the compact-support objective, or 'sgd': stochastic learning
+        with `batch_size` points per step ('NCA SL CS', Table 5.10).
+    batch_size : int or None, default=50
+        Points per step when `optimizer='sgd'`.
+    eta : float, default=1.0
+        Step scale of 'sgd': A <- A + eta / (t + t0) grad.
+    t0 : float, default=100.0
+        Offset of the 'sgd' step schedule.
+    max_iter : int, default=100
+        Iteration cap of the optimiser (updates for 'sgd').
+    tol : float, default=1e-05
+        Convergence tolerance of the optimiser (scipy's, or the bold driver's least objective
+        gain).
+    learning_rate : float, default=1.0
+        Initial step of the bold driver.
+    eval_every : int, default=20
+        'sgd' updates between held-out checks.
+    init : str or array of shape (d, D), default='rca'
+        A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
+        an array.
+    init_scale : float, default=1.0
+        A_0 times this: the kernel width of eq. 4.15 is absorbed in A.
+    reg : float, default=0.0
+        lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
+    validation_fraction : float, default=0.0
+        Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
+        none.
+    patience : int, default=25
+        Held-out checks without a gain before early stopping; the best A is returned.
+    search : {'tree', 'dense'}, default='tree'
+        How the pairs inside the compact support are found: a k-d-tree range search or all
+        pairs.
+    chunk_size : int or None, default=None
+        Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
+        half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
+    random_state : int or None, default=None
+        Seeds the random start, the held-out part and the batches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    classes_ : ndarray
+        The class labels.
+    init_components_ : ndarray of shape (d, D)
+        A_0, the start of the optimisation.
+    n_iter_ : int
+        Iterations (updates) run.
+    history_ : list of (float, ndarray)
+        (seconds since the start, A) at each logged iteration, for time-accuracy curves.
+    rule_fallback_share_ : float
+        Share of the last `predict_nca_rule` queries that no class scored (compact support) and
+        got their 1-NN label (set by that call).
+    """
 
     _parameter_constraints = {**NCACompactSupport._parameter_constraints,
                               "beta": [Interval(Real, 0, 1, closed="left"), None]}

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from ..measure.evaluation import accuracy_per_k
+from ..measure.knn_rule import accuracy_per_k
 
 
 @dataclass

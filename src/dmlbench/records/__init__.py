@@ -19,6 +19,9 @@ import zlib
 from importlib import metadata
 from pathlib import Path
 
+import jsonschema
+import psutil
+
 from .. import __version__
 from .. import vocabulary as voc
 from ..files import read_json, write_json
@@ -43,8 +46,6 @@ def package_versions() -> dict[str, str]:
 @functools.cache
 def machine() -> str:
     """The CPU model, its logical cores and the memory, e.g. 'AMD EPYC 7B13, 2 cores, 24 GB'."""
-    import psutil
-
     model = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as fh:
@@ -153,8 +154,6 @@ def content_hash(record: dict) -> str:
 
 @functools.cache
 def _validator():
-    import jsonschema
-
     return jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
 
 

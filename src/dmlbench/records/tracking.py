@@ -40,6 +40,7 @@ import os
 import shutil
 import tempfile
 import time
+import urllib.parse
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,10 @@ from .aggregation import (
     split_metrics,
     summary,
 )
+
+# mlflow is imported inside the functions that talk to the store, not here: its import takes
+# seconds, and the workflow (tracking_uri at parse time) and every `dmlbench` verb import this
+# module without needing it; `client` also sets MLFLOW_DISABLE_TELEMETRY before the import.
 
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
@@ -96,7 +101,6 @@ def tracking_uri() -> str:
 def store_label(uri: str | None = None) -> str:
     """How a report names the store: its scheme and name only, never credentials or local
     paths ('sqlite: mlruns.db', 'postgresql://host/db', 'https://host/path')."""
-    import urllib.parse
 
     uri = uri or tracking_uri()
     parts = urllib.parse.urlsplit(uri)
@@ -143,7 +147,7 @@ def create_schema_once(uri: str) -> None:
             finally:
                 fcntl.flock(guard, fcntl.LOCK_UN)
     elif scheme == "postgresql":
-        import sqlalchemy
+        import sqlalchemy  # MLflow's database layer: heavy like mlflow, so imported here only
 
         engine = sqlalchemy.create_engine(uri, poolclass=sqlalchemy.pool.NullPool)
         try:

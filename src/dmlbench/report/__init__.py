@@ -10,36 +10,38 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
-from .. import config as dmlconfig
 from ..files import atomic_path, write_json
 from ..records import tracking
-from . import runs, scoreboard
+from ..records.public import public_config
+from . import runs, scoreboard, settings
 from .base import Context
 from .sections import SECTIONS
 
 
 def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = None,
           title: str | None = None, description: str = "",
-          manifest: str | Path | None = None) -> Path:
+          config_run_id: str | None = None, manifest: str | Path | None = None) -> Path:
     """Write the report of `experiment` to `out_dir`; returns the path of index.html.
 
     `parent_keys` restricts it to those (data set, method) runs, e.g. the current config's.
-    The title and description default to the config logged with the runs. `manifest`: the
+    The report's settings (`report.settings`: title, description, rope, paper tables) come
+    from the checked config logged with the runs: the run `config_run_id` (the track job's),
+    else the newest; `title` and `description` override the config's. `manifest`: the
     published records' manifest (`dmlbench.publish`), whose sha256 the page prints; its folder's
     config.json is then the published one, left as it is. The page names the tracking store by
-    its scheme and name only, and the config beside it is `config.public` (no local paths).
+    its scheme and name only, and the config beside it is `public_config` (no local paths).
     """
     out_dir = Path(out_dir)
     parents, splits = runs.load(experiment, parent_keys)
-    config = runs.load_config(experiment)
+    config = runs.load_config(experiment, config_run_id)
     ctx = Context(parents, splits, out_dir, runs.hubness_k(parents), runs.ks(parents), config,
                   experiment=experiment)
     built = [s for s in (section(ctx) for section in SECTIONS) if s is not None]
     env = Environment(loader=PackageLoader("dmlbench.report", "templates"),
                       autoescape=select_autoescape(["html"]))
     page = env.get_template("index.html").render(
-        title=title or dmlconfig.report_title(config, experiment), experiment=experiment,
-        description=description or dmlconfig.description(config), sections=built,
+        title=title or settings.title(config, experiment), experiment=experiment,
+        description=description or settings.description(config), sections=built,
         store=tracking.store_label(),
         manifest_sha256=None if manifest is None else _sha256(Path(manifest)),
         unpinned=unpinned_files(splits),
@@ -49,7 +51,7 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
     published_config = manifest is not None and Path(manifest).resolve().parents[1] == \
         out_dir.resolve()
     if config is not None and not published_config:  # the provenance section points to it
-        write_json(out_dir / "config.json", dmlconfig.public(config))
+        write_json(out_dir / "config.json", public_config(config))
     index = out_dir / "index.html"
     with atomic_path(index) as tmp:
         tmp.write_text(page)

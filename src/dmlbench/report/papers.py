@@ -13,8 +13,10 @@ from importlib import resources
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from .. import vocabulary as voc
+from ..data.registry import PAPER_DATASET_NAMES, REGISTRY
 
 
 def result_tables() -> list[str]:
@@ -47,16 +49,12 @@ DIRECTION = {"accuracy_pct": 1, "train_score_pct": 1, "n10_skewness": -1, "train
 def registry_name(paper: str, paper_name: str) -> str:
     """Our registry's name of a paper's data set (`data.registry.PAPER_DATASET_NAMES`; else the
     name in lower case)."""
-    from ..data.registry import PAPER_DATASET_NAMES
-
     return PAPER_DATASET_NAMES.get(paper, {}).get(paper_name, str(paper_name).lower())
 
 
 def availability(paper: str, paper_name: str) -> str:
     """'embedded' (in the package), 'download' (needs internet or a mirror) or 'not obtainable'
     (no public source of the paper's version, or not registered)."""
-    from ..data import REGISTRY
-
     spec = REGISTRY.get(registry_name(paper, paper_name))
     if spec is None or not spec.available:
         return "not obtainable"
@@ -73,8 +71,6 @@ def _package_file(name: str):
 def all_claims() -> dict[str, list[dict]]:
     """Every paper's headline claims (`paper_tables/claims.yaml`): per paper a list of {text,
     paper (its evidence), benchmarks, check or why_not}."""
-    import yaml
-
     with _package_file("claims.yaml").open() as fh:
         return yaml.safe_load(fh)
 

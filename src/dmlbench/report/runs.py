@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import tempfile
 
+import mlflow
+import numpy as np
 import pandas as pd
 
 from .. import vocabulary as voc
@@ -11,8 +14,6 @@ from ..records import tracking
 
 
 def _search(experiment: str, kind: str) -> pd.DataFrame:
-    import mlflow
-
     tracking.client()
     frame = mlflow.search_runs(
         experiment_names=[experiment],
@@ -50,11 +51,6 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
 def split_arrays(run_id: str) -> dict | None:
     """The arrays a split run's method kept (its MLflow artifact `arrays.npz`, written by the
     job next to the record), or None when it kept none."""
-    import tempfile
-
-    import mlflow
-    import numpy as np
-
     client = tracking.client()
     if tracking.ARRAYS_ARTIFACT not in {a.path for a in client.list_artifacts(run_id)}:
         return None
@@ -143,16 +139,15 @@ def load_kind(experiment: str, kind: str) -> pd.DataFrame:
     return pd.concat([out, metrics, params], axis=1)
 
 
-def load_config(experiment: str) -> dict | None:
-    """The newest benchmark config logged with the experiment's runs (None if there is none)."""
-    import tempfile
-
-    import mlflow
-
-    runs = _search(experiment, voc.RunKind.BENCHMARK)
-    if runs.empty:
-        return None
-    run_id = runs.sort_values("start_time")["run_id"].iloc[-1]
+def load_config(experiment: str, run_id: str | None = None) -> dict | None:
+    """The benchmark config logged with the experiment's runs: that of run `run_id` (a run of
+    kind 'benchmark', e.g. the track job's `config_run_id`), else the newest (None if there is
+    none)."""
+    if run_id is None:
+        runs = _search(experiment, voc.RunKind.BENCHMARK)
+        if runs.empty:
+            return None
+        run_id = runs.sort_values("start_time")["run_id"].iloc[-1]
     with tempfile.TemporaryDirectory() as tmp:  # MLflow's own download folder is never removed
         path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="config.json",
                                                    dst_path=tmp)

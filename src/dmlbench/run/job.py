@@ -13,15 +13,10 @@ from tqdm.auto import tqdm
 from .. import data, records
 from .. import vocabulary as voc
 from ..files import write_npz
-from ..measure import hubness, hubness_reduction
-from ..measure.evaluation import (
-    PeakMemory,
-    evaluate,
-    neighbour_depths,  # noqa: F401  (for config, which imports run)
-    stopwatch,
-)
+from ..measure import hubness
+from ..measure.evaluation import PeakMemory, evaluate, stopwatch
 from ..methods import registry as method_registry
-from ..methods.base import KNeighborsMethod
+from ..methods.hubness_reduced import HubnessReduced
 from . import preprocessing, protocols
 
 
@@ -40,33 +35,13 @@ def build_estimator(spec: dict, split: int):
     return method_registry.make(m["name"], params), params
 
 
-def reduction_settings(method_name: str, value) -> dict | None:
-    """The checked settings of a method entry's `hubness_reduction` (None when unset), defaults
-    filled in; `ValueError` when they are bad or the method cannot take them (a classifier has no
-    distances; DisSim and cosine need the method's `search_vectors`)."""
-    if value is None:
-        return None
-    settings = hubness_reduction.settings(value)
-    cls = method_registry.get(method_name)
-    if cls.predicts_only:
-        raise ValueError(f"method '{method_name}' is a classifier with no distances to the "
-                         "training points: there is nothing to reduce")
-    if (hubness_reduction.needs_vectors(settings)
-            and cls.search_vectors is KNeighborsMethod.search_vectors):
-        raise ValueError(f"{hubness_reduction.label(settings)} needs vectors in which the "
-                         f"method's distance is Euclidean, and '{method_name}' ({cls.kind}) has "
-                         "none; use mutual_proximity, local_scaling or nicdm with distance: "
-                         "euclidean")
-    return settings
-
-
 def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
               record_path: str | Path | None = None, pool: list | None = None) -> dict:
     """Preprocess, fit and evaluate split `index`; return its record. The record's memory
     figures cover all of it (preprocessing streams over rows of the cached data set). With
     `record_path` (the record file the job will write), the method's `artifacts` go to
     `<record stem>.arrays/split<index>.npz` and the record names that file. With the spec's
-    `hubness_reduction` the method is evaluated through it (`measure.hubness_reduction`). `pool`
+    `hubness_reduction` the method is evaluated through it (`methods.hubness_reduced`). `pool`
     receives (test points, their `hubness_k` nearest training points), as data-set indices."""
     split, info = protocols.load_split(spec["split_file"], index)
     if info["dataset_sha256"] != dataset.meta["sha256"]:
@@ -76,6 +51,9 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
         )
     y_train, y_test = dataset.y[split.train], dataset.y[split.test]
     est, params = build_estimator(spec, index)
+    reduction = spec["hubness_reduction"]
+    if reduction is not None:
+        est = HubnessReduced.from_settings(est, reduction)
     timings: dict = {}
     try:
         with PeakMemory(timings), threadpool_limits(limits=threads):
@@ -85,15 +63,11 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
             with stopwatch(timings, "fit"):
                 est.fit(X_train, y_train)
             est.check_finite()
-            reduction = spec.get("hubness_reduction")
-            if reduction is not None:
-                est = hubness_reduction.Reduced(est, reduction, len(y_train))
             kept: dict = {}
             metrics = evaluate(est, X_test, y_train, y_test, spec["k"], spec["hubness_k"],
-                               timings, progress=progress,
-                               k_selection=spec.get("k_selection", "none"),
-                               train_hubness=spec.get("train_hubness", False),
-                               sweep=spec.get("dimension_sweep", False), neighbours=kept)
+                               timings, progress=progress, k_selection=spec["k_selection"],
+                               train_hubness=spec["train_hubness"],
+                               sweep=spec["dimension_sweep"], neighbours=kept)
     except ValueError as err:
         name, label = spec["dataset"]["name"], spec["dataset"]["label"]
         where = label if name == label else f"{label} ({name})"
@@ -103,8 +77,7 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
     record = records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
                            threads)
     if reduction is not None:
-        record["method"]["hubness_reduction"] = {**reduction,
-                                                 "label": hubness_reduction.label(reduction)}
+        record["method"]["hubness_reduction"] = {**reduction, "label": est.label}
     if pool is not None and "hubness" in kept:
         pool.append((split.test, split.train[kept["hubness"]]))
     arrays = est.artifacts(X_test, y_test) if record_path is not None else {}
@@ -124,7 +97,7 @@ def save_arrays(record_path: Path, index: int, arrays: dict) -> dict:
 
 def run(spec: dict, threads: int = 1, progress: bool = True,
         record_path: str | Path | None = None) -> list[dict]:
-    """Run every split of the job described by `spec` (`dmlbench.config.job_spec`); arrays are
+    """Run every split of the job described by `spec` (`dmlbench.run.plan.job_spec`); arrays are
     kept only when the path of the record file to be written is given."""
     dataset = data.load(spec["dataset"]["name"], spec["cache"])
     label = f"{spec['dataset']['label']} / {spec['method']['label']}"

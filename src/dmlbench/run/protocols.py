@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedShuffleSplit
 
+from ..files import write_npz
+
 KINDS = ("holdout", "kfold", "loo", "given", "given_folds")
 
 
@@ -216,8 +218,6 @@ def _holdout_sizes(protocol: dict, n: int, n_classes: int, dataset: str) -> dict
 
 def save_splits(path, splits: list[Split], protocol: dict, seed: int, dataset_sha256: str) -> None:
     """Save splits as `train_<i>`/`test_<i>` index arrays plus the protocol, atomically."""
-    from ..files import write_npz
-
     arrays = {}
     for s in splits:
         arrays[f"train_{s.index}"] = s.train

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from ..data import registry as data_registry
 from ..measure.neighbours import MAX_BLOCK_BYTES
 
 #: resident memory of a job's interpreter after importing dmlbench and its libraries (MiB)
@@ -72,7 +73,5 @@ def for_job(n: int, d: int, preprocess: list, n_splits: int, overrides: dict) ->
 
 def for_dataset(name: str) -> dict:
     """{mem_mb, runtime} of the rule that builds data set `name` (downloads get 30 minutes)."""
-    from ..data import registry
-
-    spec = registry.get(name)
+    spec = data_registry.get(name)
     return {"mem_mb": dataset_mem_mb(spec.n, spec.d), "runtime": 10 if spec.embedded else 30}

@@ -465,7 +465,7 @@ def cvxpy_reference(Z, eps=1e-4, solvers=REFERENCE_SOLVERS, **solver_options) ->
     turn (a failure or a non-optimal status moves to the next); `ValueError` if none solves it.
     The solver's weights are evaluated exactly (log det, gap) after removing its round-off
     below zero and renormalising."""
-    import cvxpy as cp
+    import cvxpy as cp  # here, not at the top: seconds to import, for the reference only
 
     Z, eps, batched = _check(Z, eps)
     b, m, d = Z.shape

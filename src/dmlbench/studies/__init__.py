@@ -4,16 +4,18 @@ MVCE solver check; later the hubness-reduction and outside-reference studies).
 A study is a module that owns everything about it:
 
     KIND                       its config key, document kind and MLflow run kind
-    settings(value) -> dict    its config entry with the defaults filled in (`check-config` uses it)
-    spec(...) -> dict          what one study job needs (`config.study_spec` fills it in)
+    spec(...) -> dict          what one study job needs, from its checked config entry (defaults
+                               filled in from the config schema)
     run(spec) -> dict          compute the document (`dmlbench study KIND --job ...`)
     SCHEMA                     the document's JSON schema (validated on write and on ingest)
     tracked_runs(doc)          the document as MLflow runs (`records.tracking.TrackedRun`: identity,
                                name, result, params, tags, and the volatile result fields that
                                do not enter its content hash)
 
-The workflow's `study` rule runs one job per (study, data set); `track` ingests the documents
-with the records; report sections read the runs by kind (`report.runs.load_kind`).
+This package plans the study jobs of a checked config (`jobs`, `path`, `spec`): a study runs
+when its key is in the config, on the data sets its `datasets` list names (default all). The
+workflow's `study` rule runs one job per (study, data set); `track` ingests the documents with
+the records; report sections read the runs by kind (`report.runs.load_kind`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ import difflib
 import functools
 import json
 
+import jsonschema
+
+from .. import config as cfg
 from ..files import write_json
 from . import mvce_validation
 
@@ -38,10 +43,28 @@ def get(kind: str):
         raise KeyError(f"unknown study '{kind}'.{hint} Known: {', '.join(sorted(STUDIES))}") from None
 
 
+def jobs(config: dict) -> list[tuple[str, str]]:
+    """(study kind, data-set label) of every study job of a checked config."""
+    return [(kind, label) for kind in STUDIES if kind in config
+            for label in config[kind].get("datasets") or config["datasets"]]
+
+
+def path(config: dict, kind: str, label: str) -> str:
+    """The document a study job writes."""
+    return f"results/{cfg.benchmark(config)}/{kind}/{label}.json"
+
+
+def spec(config: dict, kind: str, label: str) -> dict:
+    """Everything one study job needs (the workflow passes it to `dmlbench study KIND`)."""
+    return get(kind).spec(
+        benchmark=cfg.benchmark(config),
+        dataset={"label": label, "name": cfg.dataset_name(config, label)},
+        preprocess=cfg.dataset_preprocess(config, label), cache=cfg.cache_dir(config),
+        config_value=config[kind])
+
+
 @functools.cache
 def _validator(kind: str):
-    import jsonschema
-
     return jsonschema.Draft202012Validator(json.loads(get(kind).SCHEMA.read_text()))
 
 

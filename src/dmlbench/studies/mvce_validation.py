@@ -24,24 +24,20 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import data, records
 from .. import vocabulary as voc
 from ..measure.neighbours import euclidean_kneighbors
+from ..records.tracking import TrackedRun
+from ..run import preprocessing
 from ..solvers import mvce
 
 KIND = voc.RunKind.MVCE_VALIDATION
 SCHEMA_VERSION = 2
 SCHEMA = Path(__file__).parents[1] / "schemas" / "mvce_validation.schema.json"
-DEFAULTS = {"m": [5, 15, 30], "queries": 3, "eps": 1e-4, "tol": 1e-7, "max_iter": 100000,
-            "seed": 0}
 #: the solvers checked against CVXPY
 SOLVERS = mvce.SOLVERS
 #: largest relative log-det difference |L - L_CVXPY| / max(1, |L_CVXPY|) a passed check allows
 CHECK_RTOL = 1e-6
-
-
-def settings(config_value: dict | None) -> dict:
-    """The validation settings of a config's `mvce_validation` entry, defaults filled in."""
-    return {**DEFAULTS, **(config_value or {})}
 
 
 def is_volatile(key: str) -> bool:
@@ -149,9 +145,9 @@ def compare(Z: np.ndarray, eps: float, tol: float, max_iter: int) -> dict:
     return row
 
 
-def results(X: np.ndarray, config_value: dict | None) -> list[dict]:
-    """One comparison per m of the settings that the data set can hold (m <= n - 1)."""
-    s = settings(config_value)
+def results(X: np.ndarray, s: dict) -> list[dict]:
+    """One comparison per m of the settings `s` (m, queries, eps, tol, max_iter, seed) that the
+    data set can hold (m <= n - 1)."""
     out = []
     for m in s["m"]:
         if m > X.shape[0] - 1:
@@ -161,19 +157,17 @@ def results(X: np.ndarray, config_value: dict | None) -> list[dict]:
     return out
 
 
-def spec(benchmark: str, dataset: dict, preprocess: list, cache: str, config_value) -> dict:
+def spec(benchmark: str, dataset: dict, preprocess: list, cache: str, config_value: dict) -> dict:
     """What the check of one data set needs: `dataset` is {label, name}; `config_value` the
-    config's `mvce_validation` entry (its `datasets` list is the config's business)."""
-    chosen = {k: v for k, v in (config_value or {}).items() if k != "datasets"}
+    checked config's `mvce_validation` entry, its defaults filled in from the config schema
+    (its `datasets` list is the planner's business)."""
+    settings = {k: v for k, v in config_value.items() if k != "datasets"}
     return {"benchmark": benchmark, "dataset": dataset, "preprocess": preprocess,
-            "settings": settings(chosen), "cache": cache}
+            "settings": settings, "cache": cache}
 
 
 def run(job: dict) -> dict:
     """The validation document of one data set (`spec`)."""
-    from .. import data, records
-    from ..run import preprocessing
-
     ds = data.load(job["dataset"]["name"], job["cache"])
     X, _, _ = preprocessing.fit_transform(job["preprocess"], ds.X, ds.X[:1])
     return {
@@ -201,8 +195,6 @@ def summary_lines(document: dict) -> list[str]:
 def tracked_runs(document: dict) -> list:
     """One MLflow run per (data set, m), identified by the benchmark, data set, preprocessing,
     settings and m."""
-    from ..records.tracking import TrackedRun
-
     out = []
     for row in document["results"]:
         identity = {"benchmark": document["benchmark"], "dataset": document["dataset"],

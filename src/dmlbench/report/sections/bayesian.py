@@ -19,13 +19,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ... import config as dmlconfig
 from ... import vocabulary as voc
 from ...measure.statistics import bayesian_signed_rank
-from .. import tables
+from .. import settings, tables
 from ..base import Context, Section, export_table, html_table, save_figure
 
-DEFAULT_ROPE = 0.01
 DECISION = 0.95
 MIN_DATASETS = 2
 N_SAMPLES = 50_000
@@ -116,7 +114,7 @@ def simplex_figure(pairs: pd.DataFrame, samples: dict, reference: str, k: int, o
 def bayesian_section(ctx: Context) -> Section | None:
     if ctx.parents["method"].nunique() < 2:
         return None
-    rope = dmlconfig.report_rope(ctx.config, DEFAULT_ROPE)
+    rope = settings.rope(ctx.config)
     sec = Section("bayesian", "Bayesian comparisons (signed-rank test with a rope)",
                   "The Bayesian signed-rank test (Benavoli et al. 2017) over the data sets on "
                   "which both methods ran: the posterior probabilities that the first method (A) "

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import config as dmlconfig
-from .. import papers
+from .. import papers, settings
 from ..base import Context, Section, export_table, html_table
 
 
 def paper_tables(ctx: Context) -> Section | None:
-    specs = dmlconfig.paper_tables(ctx.config)
+    specs = settings.paper_tables(ctx.config)
     if not specs:
         return None
     sec = Section("papers", "Beside the papers",

@@ -2,7 +2,7 @@
 
 Query q_i has its own metric d_i(y)^2 = (y - q_i)^T M_i (y - q_i), given spectrally:
 M_i = V_i diag(g_i) V_i^T + g_perp_i (I - V_i V_i^T), V_i (d x r) orthonormal, or with unit
-columns only when g_perp_i = 0 and r = d (a Cholesky factor, `methods.local.gqd_factor`; the
+columns only when g_perp_i = 0 and r = d (a Cholesky factor, `metrics.gqd_factor`; the
 error bounds below grow with sum_k g_k <= r max g_k, which their factor (r + 2) allows): the
 local GQD metrics of `dmlbench.methods.local`. Distances to all n training points are first computed
 fast and approximately, then exactly for the candidates that can reach the answer:
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .neighbours import MAX_BLOCK_BYTES
+from ...measure.neighbours import MAX_BLOCK_BYTES
 
 #: the narrowest tie band (relative, on squared distances); used as is without a solver
 TIE_RTOL = 1e-4

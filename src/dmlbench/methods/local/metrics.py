@@ -1,68 +1,8 @@
-"""Local ellipsoid metrics: one generalised quadratic distance (GQD) per query, learnt from the
-query's m nearest training points (Abou-Moustafa 2017: RMVEM, RMLE; Abou-Moustafa 2007: MiniVenn).
-
-For a query x_q with neighbours x_1..x_m (z_j = x_j - x_q), A_q = sum_j w_j z_j z_j^T + eps I with
-MVCE weights (`dmlbench.solvers.mvce.solve`: the interior-point Newton method when m > d,
-Titterington's algorithm when m <= d; `solver` chooses) or uniform weights (RMLE); then every
-training point y is ranked by d_q(y)^2 = (y - x_q)^T M_q (y - x_q), with M_q a spectral function
-of A_q:
-
-    literal  M = A          (Abou-Moustafa 2017, sect. 3: GQD sqrt((x-y)^T A (x-y)) as printed)
-    inverse  M = A^{-1}     (the Mahalanobis reading of A as a covariance)
-    MiniVenn M = V L~ V^T   (Abou-Moustafa 2007, Alg. 1: rho on the leading directions whose
-                             normalised eigenvalue exceeds tau, 1/lambda on the others)
-
-A_q has r = min(m, d) eigenpairs in the span of the neighbours and eigenvalue eps on the rest;
-the search (`dmlbench.measure.local_neighbours`) never forms an n x n matrix, and for small d
-computes all n distances of a block of queries with one matrix product. When m >= d and the GQD
-keeps every direction (RMVEM, RMLE without `rank`), M_q = A_q or A_q^{-1} reaches the search
-through its Cholesky factor (`gqd_factor`) instead of an eigendecomposition, about a tenth of
-the flops; MiniVenn and rank truncation need the eigenpairs.
-
-Tie rule: squared distances within a relative band of a group's smallest are ties, ordered by
-Euclidean distance, then training index (`dmlbench.measure.local_neighbours`). The band is the
-one the MVCE duality gap certifies, at least 1e-4: with the default tol = 1e-9 every squared
-distance is within a factor 1 +- 4.5e-5 of its value at the optimum, so lists do not depend on
-the solver's path. This matters for the inverse form: at the optimum every support point is at
-the same A^{-1} distance (KKT), so with m <= d the m neighbours tie exactly and solver noise
-used to pick the k nearest among them (wine, m = 8: 74 % of the test lists changed between
-tol 1e-9 and 1e-11). RMLE (no solver) uses the band 1e-4.
-
-Model selection (Abou-Moustafa 2017 sect. 5.2; 2007 sect. 3.2): for each k of `k_select`, the
-neighbourhood size m (and rank, rho, tau) minimising the leave-one-out k-NN error on the training
-part (each training point queried against the others, its neighbourhood excluding itself).
-Ties go to the smaller m, then to the earlier candidate. The neighbour list used by the k-NN rule
-therefore depends on k: `kneighbors_per_k` gives it to the evaluation; `kneighbors` and
-`train_kneighbors` use the choice for the smallest k of `k_select`.
-
-Deviations and choices (also in docs/papers/abou-moustafa-2017.md):
-- The MVCE is solved to a duality gap of tol = 1e-9 (certified: log det within 1e-9 of the
-  optimum) by the solver of `solver` (default "auto", see `dmlbench.solvers.mvce.solve`); the
-  paper stops Titterington's algorithm on ||w(t) - w(t+1)|| <= tau with tau in {1e-2, 1e-3,
-  1e-4} (sect. 5.2), a rule that certifies nothing. A looser `tol` widens the tie band
-  (2 sqrt(2 tol) to first order).
-- MiniVenn's rho grid (0, 0.25, ..., 1) and tau = 0.05 are ours: the 2007 paper selects rho by
-  grid search and fixes tau per data set without printing either.
-- Default m grid: the integers d+1..3d of Abou-Moustafa 2007 (sect. 4), capped at n - 1 and
-  thinned to at most `grid_size` evenly spaced values to bound the cost; `m_grid` overrides it.
-- `eps_scale="relative"` (an option, not in the papers) uses eps times the neighbourhood's mean
-  eigenvalue sum_j |z_j|^2 / (m d); a neighbourhood with zero spread falls back to the absolute
-  eps (counted in `fit_info()['relative_eps_fallbacks']`).
-- A neighbour equal to the query has z_j = 0 and gets weight 0; a neighbourhood of points all
-  equal to the query gives A = eps I (the metric is scaled Euclidean there). A query equal to a
-  training point has that point as its first neighbour, at distance 0.
-- `max_selection_queries` (default all, as the papers) can subsample the training points used
-  as leave-one-out queries during selection. The selection solves each m of the grid for every
-  training point (one neighbour list for the largest m serves the grid, and one search per m
-  serves every k). The neighbourhoods of a point are nested, so the solution for one m tells
-  the Newton method which points can carry weight at the next (`mvce.nested_support`): it
-  solves on those first and adds any point the certificate needs, to the same duality gap
-  (`benchmarks/mvce_speed.py`, section 4: 1.1x-1.6x less solver time over the grid on wine,
-  housevotes, wdbc, ionosphere and segment; almost none where nearly every neighbour is a
-  support point, as on satimage). `train_kneighbors` (the training set's leave-one-out lists,
-  for its hubness) searches the same neighbourhoods at the chosen m, so it reuses the
-  selection's MVCE weights instead of solving them again (when every training point was a
-  selection query).
+"""The local GQD metrics (RMVEM, RMLE, MiniVenn) as estimators: per query, its m nearest training
+points, their MVCE (or uniform) weights, the metric a spectral function of A_q, and the search
+under it (`search`); m (and rank, rho, tau) chosen per k on the leave-one-out training error.
+The package docstring (`dmlbench.methods.local`) states the equations, the tie rule and every
+deviation from the papers.
 """
 
 from __future__ import annotations
@@ -71,13 +11,13 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..measure.evaluation import knn_vote
-from ..measure.local_neighbours import TIE_RTOL, TrainingPoints, certified_band, search
-from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
-from ..solvers import mvce
-from .base import KNeighborsMethod, check_query, check_training_data
-from .parameters import Grid, Interval, Options, require
-from .registry import register
+from ...measure.knn_rule import knn_vote
+from ...measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
+from ...solvers import mvce
+from ..base import KNeighborsMethod, check_query, check_training_data
+from ..parameters import Grid, Interval, Options, require
+from ..registry import register
+from .search import TIE_RTOL, TrainingPoints, certified_band, search
 
 FORMS = ("literal", "inverse")
 EPS_SCALES = ("absolute", "relative")
@@ -119,7 +59,7 @@ class LocalMetric(KNeighborsMethod):
                     "excludes itself)")
 
     def _set_m_grid(self, n: int, d: int) -> None:
-        """`m_grid_`: `m`, else `m_grid`, else the default grid (module notes)."""
+        """`m_grid_`: `m`, else `m_grid`, else the default grid (`dmlbench.methods.local`)."""
         if self.m is not None:
             grid = [self.m]
         elif self.m_grid is not None:
@@ -225,7 +165,7 @@ class LocalMetric(KNeighborsMethod):
                 next_m: int | None = None, weights: np.ndarray | None = None):
         """For each candidate in `cands`, the `depth` nearest training points of every query of
         Q under its own GQD (neighbourhood: the first m columns of `nbr`), in the order of the
-        tie rule (`dmlbench.measure.local_neighbours`); `exclude[i]` is a training index left
+        tie rule (`search`); `exclude[i]` is a training index left
         out for query i (leave-one-out). `support` is this m's MVCE hint; `weights` (q, m),
         MVCE weights solved earlier for these neighbourhoods, replace the solves. Returns (that
         list, the MVCE hint for the nested neighbourhoods of size `next_m` or None, the MVCE
@@ -392,8 +332,73 @@ class RMVEM(_GQDMetric):
     `dmlbench.solvers.mvce.solve`, Alg. 2 is "titterington", to gap `tol`);
     GQD with A_q (form='literal', as printed; default) or A_q^{-1} (form='inverse'); optional
     rank truncation (`rank`, or `rank_grid` to select it with m). m is chosen per k of `k_select`
-    on the leave-one-out training error over `m_grid` (default d+1..3d, see the module notes),
-    unless `m` fixes it."""
+    on the leave-one-out training error over `m_grid` (default d+1..3d, see the package notes),
+    unless `m` fixes it.
+
+    Parameters
+    ----------
+    m : int or None, default=None
+        Neighbourhood size: the query's m nearest training points (by `neighbourhood`) form its
+        ellipsoid; None: chosen per k of `k_select` on the leave-one-out training error over
+        `m_grid`.
+    m_grid : list of int or None, default=None
+        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4), capped at n - 1 and
+        thinned to `grid_size` evenly spaced values.
+    grid_size : int, default=12
+        At most this many values in the default m grid (ours: bounds the selection's cost).
+    k_select : tuple of int, default=(1, 3, 5)
+        The k of the k-NN rule the choice is made for, one choice per k (`kneighbors_per_k`;
+        `kneighbors` uses the smallest).
+    eps : float, default=0.0001
+        Regulariser of A_q = sum_j w_j z_j z_j^T + eps I (Abou-Moustafa 2017: 1e-4); > 0.
+    eps_scale : {'absolute', 'relative'}, default='absolute'
+        'absolute': eps as given (the papers); 'relative' (ours): eps times the neighbourhood's
+        mean eigenvalue sum_j |z_j|^2 / (m d), eps itself where the spread is zero.
+    form : {'literal', 'inverse'}, default='literal'
+        The GQD's matrix: A_q as printed (Abou-Moustafa 2017, sect. 3) or A_q^{-1} (the
+        Mahalanobis reading of A_q as a covariance).
+    rank : int or None, default=None
+        Keep the `rank` leading eigen-directions of the GQD (Alg. 1 step 2); None: all.
+    rank_grid : list of (int or None) or None, default=None
+        Candidate ranks chosen with m on the leave-one-out error (None in the list: full rank);
+        None: `rank`.
+    neighbourhood : {'euclidean', 'cosine'}, default='euclidean'
+        How the m nearest training points are found: Euclidean distance, or cosine similarity
+        (Abou-Moustafa 2007's MVEM-sim).
+    solver : {'auto', 'newton', 'titterington'}, default='auto'
+        MVCE solver (`solvers.mvce.solve`): 'titterington' is Abou-Moustafa 2017's Alg. 2
+        (normalised update, duality-gap stop), 'newton' the interior-point method, 'auto' Newton
+        when m > d.
+    tol : float, default=1e-09
+        Duality gap at which the MVCE solver stops (a certificate; the paper stops on ||w(t) -
+        w(t+1)|| <= 1e-2..1e-4, sect. 5.2); it also sets the tie band.
+    max_iter : int or None, default=None
+        Iteration cap of the MVCE solver; None: the solver's own.
+    max_selection_queries : int or None, default=None
+        Use at most this many training points, drawn with `random_state`, as leave-one-out
+        queries of the selection; None: all (the papers).
+    random_state : int or None, default=None
+        Seeds the draw of `max_selection_queries`.
+
+    Attributes
+    ----------
+    m_grid_ : list of int
+        The candidates for m.
+    candidates_ : list of dict
+        The candidate settings besides m (rank; or rho and tau).
+    selected_ : dict
+        k -> (m, index into `candidates_`) chosen for the k-NN rule with that k.
+    loo_error_ : ndarray of shape (len(m_grid_), len(candidates_), len(k_select)) or None
+        Leave-one-out training error of every candidate; None when there was nothing to choose.
+    X_ : ndarray of shape (n, D)
+        The training points.
+    y_ : ndarray of shape (n,)
+        Their labels, coded 0 .. classes - 1.
+    classes_ : ndarray
+        The class labels.
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     weighting = "mvce"
     _parameter_constraints = {**LOCAL, **GQD, **MVCE}
@@ -412,7 +417,63 @@ class RMVEM(_GQDMetric):
 @register("rmle")
 class RMLE(_GQDMetric):
     """RMLE (Abou-Moustafa 2017, eq. 6): as RMVEM with uniform weights, A_q = (1/m) sum_j z_j z_j^T
-    + eps I, the regularised local covariance about the query (Alg. 2 at t = 0)."""
+    + eps I, the regularised local covariance about the query (Alg. 2 at t = 0).
+
+    Parameters
+    ----------
+    m : int or None, default=None
+        Neighbourhood size: the query's m nearest training points (by `neighbourhood`) form its
+        ellipsoid; None: chosen per k of `k_select` on the leave-one-out training error over
+        `m_grid`.
+    m_grid : list of int or None, default=None
+        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4), capped at n - 1 and
+        thinned to `grid_size` evenly spaced values.
+    grid_size : int, default=12
+        At most this many values in the default m grid (ours: bounds the selection's cost).
+    k_select : tuple of int, default=(1, 3, 5)
+        The k of the k-NN rule the choice is made for, one choice per k (`kneighbors_per_k`;
+        `kneighbors` uses the smallest).
+    eps : float, default=0.0001
+        Regulariser of A_q = sum_j w_j z_j z_j^T + eps I (Abou-Moustafa 2017: 1e-4); > 0.
+    eps_scale : {'absolute', 'relative'}, default='absolute'
+        'absolute': eps as given (the papers); 'relative' (ours): eps times the neighbourhood's
+        mean eigenvalue sum_j |z_j|^2 / (m d), eps itself where the spread is zero.
+    form : {'literal', 'inverse'}, default='literal'
+        The GQD's matrix: A_q as printed (Abou-Moustafa 2017, sect. 3) or A_q^{-1} (the
+        Mahalanobis reading of A_q as a covariance).
+    rank : int or None, default=None
+        Keep the `rank` leading eigen-directions of the GQD (Alg. 1 step 2); None: all.
+    rank_grid : list of (int or None) or None, default=None
+        Candidate ranks chosen with m on the leave-one-out error (None in the list: full rank);
+        None: `rank`.
+    neighbourhood : {'euclidean', 'cosine'}, default='euclidean'
+        How the m nearest training points are found: Euclidean distance, or cosine similarity
+        (Abou-Moustafa 2007's MVEM-sim).
+    max_selection_queries : int or None, default=None
+        Use at most this many training points, drawn with `random_state`, as leave-one-out
+        queries of the selection; None: all (the papers).
+    random_state : int or None, default=None
+        Seeds the draw of `max_selection_queries`.
+
+    Attributes
+    ----------
+    m_grid_ : list of int
+        The candidates for m.
+    candidates_ : list of dict
+        The candidate settings besides m (rank; or rho and tau).
+    selected_ : dict
+        k -> (m, index into `candidates_`) chosen for the k-NN rule with that k.
+    loo_error_ : ndarray of shape (len(m_grid_), len(candidates_), len(k_select)) or None
+        Leave-one-out training error of every candidate; None when there was nothing to choose.
+    X_ : ndarray of shape (n, D)
+        The training points.
+    y_ : ndarray of shape (n,)
+        Their labels, coded 0 .. classes - 1.
+    classes_ : ndarray
+        The class labels.
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     weighting = "uniform"
     _parameter_constraints = {**LOCAL, **GQD}
@@ -446,7 +507,75 @@ class MiniVenn(LocalMetric):
     paper used 0 or 0.1; 0 is not allowed here since it leaves A singular when the neighbours do
     not span R^d), eigen-decomposition, metric V L~ V^T. m and rho are selected per k on the
     leave-one-out training error over `m_grid` x `rho_grid` (and `tau_grid` if given; the paper
-    fixes tau per data set)."""
+    fixes tau per data set).
+
+    Parameters
+    ----------
+    m : int or None, default=None
+        Neighbourhood size: the query's m nearest training points (by `neighbourhood`) form its
+        ellipsoid; None: chosen per k of `k_select` on the leave-one-out training error over
+        `m_grid`.
+    m_grid : list of int or None, default=None
+        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4), capped at n - 1 and
+        thinned to `grid_size` evenly spaced values.
+    grid_size : int, default=12
+        At most this many values in the default m grid (ours: bounds the selection's cost).
+    k_select : tuple of int, default=(1, 3, 5)
+        The k of the k-NN rule the choice is made for, one choice per k (`kneighbors_per_k`;
+        `kneighbors` uses the smallest).
+    eps : float, default=0.1
+        gamma, the regulariser of A_q (Abou-Moustafa 2007 used 0 or 0.1; > 0 here, since A_q is
+        singular when the neighbours do not span R^d).
+    eps_scale : {'absolute', 'relative'}, default='absolute'
+        'absolute': eps as given (the papers); 'relative' (ours): eps times the neighbourhood's
+        mean eigenvalue sum_j |z_j|^2 / (m d), eps itself where the spread is zero.
+    rho : float or None, default=None
+        Gain of the leading directions in V L~ V^T (Alg. 1 step 5); None: chosen with m over
+        `rho_grid`.
+    rho_grid : tuple of float, default=(0.0, 0.25, 0.5, 0.75, 1.0)
+        Candidates for rho (ours: the paper searches a grid it does not print).
+    tau : float, default=0.05
+        A direction leads when its eigenvalue over the sum of all d exceeds tau (Alg. 1 step 4;
+        ours: the paper fixes tau per data set).
+    tau_grid : list of float or None, default=None
+        Candidates for tau chosen with m and rho; None: `tau`.
+    neighbourhood : {'euclidean', 'cosine'}, default='cosine'
+        'cosine': MVEM-sim, neighbourhoods by cosine similarity (the paper's MiniVenn);
+        'euclidean': MVEM-euc.
+    solver : {'auto', 'newton', 'titterington'}, default='auto'
+        MVCE solver (`solvers.mvce.solve`): 'titterington' is Abou-Moustafa 2017's Alg. 2
+        (normalised update, duality-gap stop), 'newton' the interior-point method, 'auto' Newton
+        when m > d.
+    tol : float, default=1e-09
+        Duality gap at which the MVCE solver stops (a certificate; the paper stops on ||w(t) -
+        w(t+1)|| <= 1e-2..1e-4, sect. 5.2); it also sets the tie band.
+    max_iter : int or None, default=None
+        Iteration cap of the MVCE solver; None: the solver's own.
+    max_selection_queries : int or None, default=None
+        Use at most this many training points, drawn with `random_state`, as leave-one-out
+        queries of the selection; None: all (the papers).
+    random_state : int or None, default=None
+        Seeds the draw of `max_selection_queries`.
+
+    Attributes
+    ----------
+    m_grid_ : list of int
+        The candidates for m.
+    candidates_ : list of dict
+        The candidate settings besides m (rank; or rho and tau).
+    selected_ : dict
+        k -> (m, index into `candidates_`) chosen for the k-NN rule with that k.
+    loo_error_ : ndarray of shape (len(m_grid_), len(candidates_), len(k_select)) or None
+        Leave-one-out training error of every candidate; None when there was nothing to choose.
+    X_ : ndarray of shape (n, D)
+        The training points.
+    y_ : ndarray of shape (n,)
+        Their labels, coded 0 .. classes - 1.
+    classes_ : ndarray
+        The class labels.
+    n_features_in_ : int
+        Features D seen by `fit`.
+    """
 
     papers = ("am07",)
     weighting = "mvce"

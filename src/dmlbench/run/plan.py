@@ -1,0 +1,363 @@
+"""The job planner: what a checked config runs, and whether it can run, before any job.
+
+`check` refuses a config whose names, parameters or sizes cannot work (one `ConfigError` naming
+the key); `jobs` lists the workflow's jobs (a method on a data set, for a batch of its splits);
+`job_spec` is everything one job needs, self-contained, with its identity (`identity`,
+`parent_key`); the paths, split arguments and resources the workflow's rules ask for follow
+from them. The side studies plan their own jobs (`dmlbench.studies`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import config as cfg
+from .. import vocabulary as voc
+from ..config import ConfigError
+from ..data import registry as data_registry
+from ..measure.evaluation import neighbour_depths
+from ..methods import registry as method_registry
+from ..methods.hubness_reduced import HubnessReduced
+from ..methods.parameters import ParameterError
+from . import preprocessing, protocols, resources
+
+
+def check(config: dict) -> dict:
+    """Semantic checks beyond the schema: registered data sets and methods, protocols the data
+    sets allow, method parameters, hubness reductions, data-set labels, and the limits each
+    data set's training part sets (`check_data_limits`). Returns the checked config, its
+    defaults filled in (`config.with_defaults`)."""
+    config = cfg.with_defaults(config)
+    for label, entry in config["datasets"].items():
+        name = cfg.dataset_name(config, label)
+        try:
+            spec = data_registry.get(name)
+        except KeyError as err:
+            raise ConfigError(f"datasets.{label}", err.args[0]) from None
+        protocol = cfg.dataset_protocol(config, label)
+        if protocol["kind"] == "holdout" and {"train_fraction", "train_size"} <= set(protocol):
+            raise ConfigError(f"datasets.{label}.protocol",
+                              "give either train_fraction or train_size, not both")
+        if protocol["kind"] == "kfold" and "folds" not in protocol:
+            raise ConfigError(f"datasets.{label}.protocol", "kind kfold needs `folds`")
+        if protocol["kind"] == "given_folds" and not spec.extras.get("given_folds"):
+            raise ConfigError(f"datasets.{label}.protocol",
+                              f"kind given_folds needs a data set with published folds; '{name}' "
+                              "has none (the keel-* data sets have them)")
+        if protocol["kind"] == "loo" and entry.get("drop_classes_below"):
+            raise ConfigError(f"datasets.{label}.drop_classes_below",
+                              "leave-one-out makes one split per sample of the whole data set; "
+                              "it cannot be combined with drop_classes_below")
+    for label, entry in config["methods"].items():
+        name, params = cfg.method_name(config, label), cfg.method_params(config, label)
+        try:
+            method_registry.make(name, params)
+            method_registry.get(name).check_parameters(params)
+        except KeyError as err:
+            raise ConfigError(f"methods.{label}.method" if "method" in entry else f"methods.{label}",
+                              err.args[0]) from None
+        except ParameterError as err:
+            raise ConfigError(f"methods.{label}.params.{err.parameter}", str(err)) from None
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"methods.{label}.params", str(err)) from None
+        _check_reduction(config, label)
+    for key, labels in cfg.label_lists(config):
+        for ds in labels:
+            if ds not in config["datasets"]:
+                raise ConfigError(key, f"'{ds}' is not a data-set label of this config")
+    check_data_limits(config)
+    return config
+
+
+def _check_reduction(config: dict, label: str) -> None:
+    """A method entry's `hubness_reduction` (`methods.hubness_reduced.HubnessReduced`): its
+    settings and whether the method can be reduced."""
+    settings = cfg.hubness_reduction(config, label)
+    if settings is None:
+        return
+    key = f"methods.{label}.hubness_reduction"
+    try:
+        HubnessReduced.check_settings(method_registry.get(cfg.method_name(config, label)),
+                                      settings)
+    except ParameterError as err:
+        raise ConfigError(f"{key}.{err.parameter}", str(err)) from None
+    except ValueError as err:
+        raise ConfigError(key, str(err)) from None
+
+
+# --- jobs and their specs
+
+
+@dataclass(frozen=True)
+class Job:
+    """One workflow job: a method on a data set, for a batch (`part`) of its splits."""
+
+    dataset: str  # data-set label
+    method: str  # method label
+    part: int
+    splits: tuple[int, ...]
+
+
+def n_splits(config: dict, label: str) -> int:
+    """How many splits data set `label` has under its protocol (leave-one-out: the registry's
+    n; given folds: the registry's number of folds)."""
+    spec = data_registry.get(cfg.dataset_name(config, label))
+    return protocols.n_splits(cfg.dataset_protocol(config, label), n_samples=spec.n,
+                              n_folds=spec.extras.get("given_folds"))
+
+
+def jobs(config: dict) -> list[Job]:
+    """Every job of the benchmark. A job runs `splits_per_job` splits of one (data set, method)
+    in one process (default: all of them), which saves the ~3 s interpreter start-up per split.
+    A method's `max_splits` runs only the first splits of each data set (a slow method on a
+    protocol with many repeats), or of the data sets it maps to a number; its parent run then
+    aggregates that many."""
+    out = []
+    for ds in config["datasets"]:
+        n = n_splits(config, ds)
+        for m in config["methods"]:
+            if ds not in cfg.method_datasets(config, m):
+                continue
+            n_run = cfg.max_splits(config, m, ds, n)
+            size = cfg.splits_per_job(config, m) or n_run
+            for part, start in enumerate(range(0, n_run, size)):
+                out.append(Job(ds, m, part, tuple(range(start, min(start + size, n_run)))))
+    return out
+
+
+def job_of(config: dict, dataset: str, method: str, part: int) -> Job:
+    for job in jobs(config):
+        if (job.dataset, job.method, job.part) == (dataset, method, part):
+            return job
+    raise KeyError(f"no job ({dataset}, {method}, part {part}) in this config")
+
+
+def summary(config: dict) -> str:
+    """One line: how many data sets, methods and jobs the config has."""
+    return (f"{len(config['datasets'])} data sets, {len(config['methods'])} methods, "
+            f"{len(jobs(config))} jobs")
+
+
+def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict:
+    """Everything one job needs, self-contained (the workflow passes it to `dmlbench run`)."""
+    spec = {
+        "benchmark": cfg.benchmark(config),
+        "dataset": {"label": dataset, "name": cfg.dataset_name(config, dataset)},
+        "protocol": cfg.dataset_protocol(config, dataset),
+        "split_file": split_path(config, dataset),
+        "splits": [int(s) for s in splits],
+        "preprocess": cfg.dataset_preprocess(config, dataset),
+        "method": {"label": method, "name": cfg.method_name(config, method),
+                   "params": cfg.method_params(config, method)},
+        "k": cfg.method_ks(config, method),
+        "hubness_k": int(config["hubness_k"]),
+        "k_selection": config["k_selection"],
+        "train_hubness": bool(config["train_hubness"]),
+        "seed": int(config["seed"]),
+        "cache": cfg.cache_dir(config),
+        "drop_classes_below": config["datasets"][dataset].get("drop_classes_below"),
+        "dimension_sweep": cfg.dimension_sweep(config, method),
+        "hubness_reduction": cfg.hubness_reduction(config, method),
+    }
+    spec["parent_key"] = voc.digest(identity(spec))
+    return spec
+
+
+#: the rule of `identity` (below). Version 1 keys carry no version field; a later version adds
+#: `identity_version` to the identity, which changes every key (and reruns every job) once.
+IDENTITY_VERSION = 1
+#: what always identifies a job's results
+IDENTITY_KEYS = ("benchmark", "dataset", "protocol", "preprocess", "method", "k", "hubness_k",
+                 "seed", "drop_classes_below")
+#: options that join the identity only when set away from their default (the schema's), so
+#: that adding an option never changes the keys (and results) of configs that do not use it
+IDENTITY_OPTIONS = {key: cfg.default(key) for key in ("dimension_sweep", "k_selection",
+                                                      "train_hubness")} | {
+    "hubness_reduction": None}
+
+
+def identity(spec: dict) -> dict:
+    """What identifies the results of a job spec (rule version `IDENTITY_VERSION`): the
+    `IDENTITY_KEYS`, plus each of the `IDENTITY_OPTIONS` that differs from its default. Two
+    specs with the same identity give the same records (up to timings); the parent key is its
+    digest, a split's job key the digest of (parent key, split)."""
+    out = {key: spec[key] for key in IDENTITY_KEYS}
+    out.update({key: spec[key] for key, default in IDENTITY_OPTIONS.items()
+                if spec[key] != default})
+    return out
+
+
+# --- the files and resources the workflow's rules ask for
+
+
+def record_path(config: dict, job: Job) -> str:
+    return f"results/{cfg.benchmark(config)}/runs/{job.dataset}/{job.method}/part{job.part}.json"
+
+
+def split_id(config: dict, label: str) -> str:
+    """File stem of the data set's split file: protocol id, plus the class filter if any."""
+    pid = protocols.protocol_id(cfg.dataset_protocol(config, label), config["seed"])
+    drop = config["datasets"][label].get("drop_classes_below")
+    return f"{pid}-drop{drop}" if drop else pid
+
+
+def split_path(config: dict, label: str) -> str:
+    return (f"{cfg.cache_dir(config)}/splits/{cfg.dataset_name(config, label)}/"
+            f"{split_id(config, label)}.npz")
+
+
+def dataset_paths(config: dict, name: str) -> tuple[str, str]:
+    """The cached arrays and metadata of data set `name`."""
+    base = f"{cfg.cache_dir(config)}/datasets/{name}"
+    return f"{base}.npz", f"{base}.json"
+
+
+def split_arguments(config: dict, name: str, split: str) -> dict | None:
+    """Protocol, seed and class filter of the split file `split` (`split_id`) of data set
+    `name`, as `dmlbench split` takes them; None when no data set of the config has it."""
+    for label in config["datasets"]:
+        if cfg.dataset_name(config, label) == name and split_id(config, label) == split:
+            return {"protocol": cfg.dataset_protocol(config, label), "seed": int(config["seed"]),
+                    "drop_classes_below": int(config["datasets"][label].get("drop_classes_below")
+                                              or 0)}
+    return None
+
+
+def job_resources(config: dict, job: Job) -> dict:
+    """{threads, mem_mb, runtime} of a workflow job: estimated from the data set's registry size
+    and preprocessing (`dmlbench.run.resources`); the method's config entry overrides each."""
+    spec = data_registry.get(cfg.dataset_name(config, job.dataset))
+    entry = config["methods"][job.method]
+    overrides = {key: entry[key] for key in ("threads", "mem_mb", "runtime") if key in entry}
+    return resources.for_job(spec.n, spec.d, cfg.dataset_preprocess(config, job.dataset),
+                             len(job.splits), overrides)
+
+
+# --- data-dependent limits, checked before any job
+
+
+@dataclass(frozen=True)
+class TrainingShape:
+    """What a data set's split with the fewest training points gives its methods: `n_train`
+    points with `d` features (after preprocessing) in `n_classes` classes, each exact or an
+    upper bound, as `where` says (one line, for messages)."""
+
+    n_train: int
+    d: int
+    n_classes: int
+    where: str
+
+
+def training_shape(config: dict, label: str) -> TrainingShape:
+    """The `TrainingShape` of data set `label`, from the registry's n, d and class counts (where
+    pinned), `drop_classes_below`, the protocol (`protocols.smallest_training_part`) and the
+    preprocessing (`preprocessing.output_dim`). `ConfigError` at the responsible key when the
+    class filter keeps fewer than two classes, a class is too small to split, the protocol's
+    sizes are impossible or the preprocessing does not fit the data."""
+    spec = data_registry.get(cfg.dataset_name(config, label))
+    entry = config["datasets"][label]
+    drop = int(entry.get("drop_classes_below") or 0)
+    protocol = cfg.dataset_protocol(config, label)
+    given = protocol["kind"] in ("given", "given_folds")
+    n, n_classes, exact_n = spec.n, spec.n_classes, protocol["kind"] != "given_folds"
+    how = ""
+    if spec.class_counts is not None:
+        try:
+            kept = protocols.kept_counts(spec.class_counts, drop, spec.name)
+            if not given:
+                protocols.check_stratifiable(kept, spec.name)
+        except ValueError as err:
+            raise ConfigError(f"datasets.{label}.drop_classes_below" if drop
+                              else f"datasets.{label}", str(err)) from None
+        n, n_classes = sum(kept.values()), len(kept)
+        how = f"; drop_classes_below = {drop} keeps {n} of {spec.n} samples" if drop else ""
+    elif drop:
+        exact_n = False
+        how = (f"; drop_classes_below = {drop} applies when the splits are made: the registry "
+               f"pins no class counts of '{spec.name}'")
+    key = f"datasets.{label}.protocol" if "protocol" in entry else "protocol"
+    try:
+        n_train = protocols.smallest_training_part(protocol, n, n_classes if exact_n else 2,
+                                                   spec.given_train, spec.name)
+    except ValueError as err:
+        raise ConfigError(key, str(err)) from None
+    if protocol["kind"] == "given_folds":
+        how = "published folds: at most n - 1" + how
+    elif given:
+        exact_n = exact_n and n == spec.n
+        n_train = min(n_train, n)
+        how = "the given split's training part" + how
+    elif protocol["kind"] == "holdout":
+        how = ("holdout train_size" if "train_size" in protocol else
+               f"holdout, round({protocol.get('train_fraction', 0.7)} x {n})") + how
+    elif protocol["kind"] == "kfold":
+        how = f"{protocol['folds']}-fold: {n} - ceil({n} / {protocol['folds']})" + how
+    else:
+        how = f"leave-one-out: {n} - 1" + how
+    steps = cfg.dataset_preprocess(config, label)
+    key = f"datasets.{label}.preprocess" if "preprocess" in entry else "preprocess"
+    try:
+        d, exact_d = preprocessing.output_dim(steps, n_train, spec.d, spec.sparse)
+    except ValueError as err:
+        raise ConfigError(key, f"{err} (data set '{label}': n_train {'=' if exact_n else '<='} "
+                               f"{n_train}, d = {spec.d})") from None
+    name = f"'{label}'" + (f" ({spec.name})" if spec.name != label else "")
+    where = (f"data set {name}: n_train {'=' if exact_n else '<='} {n_train} ({how}), "
+             f"d {'=' if exact_d else '<='} {d}{' after preprocessing' if steps else ''}")
+    return TrainingShape(n_train, d, n_classes, where)
+
+
+def check_reduction_limits(config: dict, method: str, depth: int, shape: TrainingShape) -> None:
+    """A method's `hubness_reduction` on a training part of `shape`: the reduction's own limits
+    (`HubnessReduced.check_data_limits`: its local scale's k among the n_train - 1 others), and,
+    above `exact_max` training points, `candidates` at least the `depth` neighbours the
+    evaluation asks for."""
+    settings = cfg.hubness_reduction(config, method)
+    if settings is None:
+        return
+    key, n = f"methods.{method}.hubness_reduction", shape.n_train
+    try:
+        HubnessReduced.check_data_limits(settings, n, shape.d, shape.n_classes)
+    except ParameterError as err:
+        raise ConfigError(f"{key}.{err.parameter}", f"{err}; {shape.where}") from None
+    if n > settings["exact_max"] and settings["candidates"] < depth:
+        raise ConfigError(f"{key}.candidates", f"candidates = {settings['candidates']} is fewer "
+                          f"than the {depth} neighbours asked (k, hubness_k) above exact_max = "
+                          f"{settings['exact_max']} training points; {shape.where}")
+
+
+def check_data_limits(config: dict) -> None:
+    """Before any job: on every data set (its `training_shape`), the neighbours the evaluation
+    asks for (`k`, `hubness_k`: at most n_train, n_train - 1 for leave-one-out searches), and
+    each method's own limits (`check_data_limits` of its class) on the data sets it runs on.
+    A refusal is one line naming the key; the split with the fewest training points would
+    fail (the numbers are upper bounds where the config leaves them open)."""
+    hubness_k = int(config["hubness_k"])
+    for label in config["datasets"]:
+        shape = training_shape(config, label)
+        n = shape.n_train
+        for method in config["methods"]:
+            if label not in cfg.method_datasets(config, method):
+                continue
+            cls = method_registry.get(cfg.method_name(config, method))
+            ks = cfg.method_ks(config, method)
+            if not cls.predicts_only:
+                depth, loo = neighbour_depths(ks, hubness_k, config["k_selection"],
+                                              bool(config["train_hubness"]))
+                if depth > n:
+                    key = "k" if max(ks) > n else "hubness_k"
+                    raise ConfigError(key, f"{key} = {max(ks) if key == 'k' else hubness_k} "
+                                      f"exceeds the n_train = {n} training points; {shape.where}")
+                if loo > n - 1:
+                    key = "hubness_k" if config["train_hubness"] and hubness_k > n - 1 else "k"
+                    why = ("train_hubness" if key == "hubness_k" else "k_selection: loo")
+                    raise ConfigError(key, f"{key} = {loo} exceeds the n_train - 1 = {n - 1} "
+                                      f"other training points of a leave-one-out search "
+                                      f"({why}); {shape.where}")
+                check_reduction_limits(config, method, depth, shape)
+            try:
+                cls.check_data_limits(cls.with_defaults(cfg.method_params(config, method)), n,
+                                      shape.d, shape.n_classes)
+            except ParameterError as err:
+                raise ConfigError(f"methods.{method}.params.{err.parameter}",
+                                  f"{err}; {shape.where}") from None
