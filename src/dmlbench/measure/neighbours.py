@@ -26,8 +26,16 @@ from collections.abc import Callable
 import numpy as np
 from tqdm.auto import tqdm
 
+from .neighbours_compiled import finish_nearest, update_nearest
+
 #: size of one chunk's distance block (queries x training points, float64)
 MAX_BLOCK_BYTES = 64 * 2**20
+#: one tile of the matrix product (queries x training points, float64) at small d: 1 MiB, an L2
+#: cache (`tile_shape`)
+TILE_BYTES = 2**20
+#: query rows of a tile at most (one pass over the training points serves them all), and the
+#: training columns a tile aims at when n is large
+TILE_ROWS, TILE_COLUMNS = 512, 512
 UNIT_ROUNDOFF = np.finfo(float).eps / 2
 #: what a non-finite metric, embedding or distance means and what to do about it
 NON_FINITE_REMEDY = (
@@ -135,53 +143,90 @@ def nearest_within_band(block: np.ndarray, scale: np.ndarray, q_sq: np.ndarray,
     return dist, ind
 
 
+def tile_shape(n_queries: int, n_points: int, n_features: int,
+               max_bytes: int = MAX_BLOCK_BYTES) -> tuple[int, int]:
+    """(query rows, training columns) of one tile of the matrix product.
+
+    The compiled pass reads each entry of the tile once, a few operations, so at small d the
+    tile stays in the L2 cache (`TILE_BYTES`); the product costs 2 d operations per entry, and
+    larger tiles let BLAS spread its packing over more of them, so the budget grows with d up
+    to 8 `TILE_BYTES` (d >= 512). Never more than `max_bytes`; up to `TILE_ROWS` rows."""
+    budget = TILE_BYTES * min(8.0, max(1.0, n_features / 64))
+    entries = max(1, int(min(max_bytes, budget)) // 8)
+    rows = min(n_queries, TILE_ROWS, max(1, entries // min(n_points, TILE_COLUMNS)))
+    return max(1, rows), min(n_points, max(1, entries // max(1, rows)))
+
+
+def bound_scales(n_features: int) -> tuple[float, float]:
+    """(sigma, tau) with (sigma |q|^2 + sigma |x|^2) - 2 q.x at most, and (tau |q|^2 +
+    tau |x|^2) - 2 q.x at least, the exact coordinate-order squared distance, all in floating
+    point (module docstring)."""
+    c = expansion_error(n_features)
+    return 1.0 - c, 1.0 + c
+
+
+#: a row's candidates held before their exact distances are computed: 8 k + 64 (about
+#: k (1 + ln(n / k)) columns pass the running bound over a row in random order)
+def candidate_capacity(n_neighbors: int) -> int:
+    return 8 * n_neighbors + 64
+
+
 def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
                          exclude_self: bool = False, progress: bool = False,
                          max_bytes: int = MAX_BLOCK_BYTES) -> tuple[np.ndarray, np.ndarray]:
     """For each row of `Q`, the `n_neighbors` nearest rows of `X` (Euclidean).
 
     Returns (dist, ind), each (len(Q), n_neighbors), sorted by (distance, index) as the module
-    docstring defines them: the same for any chunk size and any other queries. With
-    `exclude_self`, `Q` must be `X` and each point's own row is left out (leave-one-out).
-    Non-finite input is a `ValueError`.
+    docstring defines them: the same for any tile size and any other queries. With
+    `exclude_self`, `Q` must be `X` and each point's own row is left out (leave-one-out; a
+    duplicate of the point is still a neighbour). Non-finite input is a `ValueError`.
     """
-    Q = np.asarray(Q, dtype=float)
-    X = np.asarray(X, dtype=float)
+    Q = np.ascontiguousarray(Q, dtype=float)
+    X = np.ascontiguousarray(X, dtype=float)
     n, d = X.shape
+    k = n_neighbors
     limit = n - 1 if exclude_self else n
-    if not 1 <= n_neighbors <= limit:
-        raise ValueError(f"n_neighbors must be in [1, {limit}] for {n} points, got {n_neighbors}")
+    if not 1 <= k <= limit:
+        raise ValueError(f"n_neighbors must be in [1, {limit}] for {n} points, got {k}")
     if exclude_self and Q.shape[0] != n:
         raise ValueError("exclude_self needs the query set to be the training set")
     x_sq = np.einsum("ij,ij->i", X, X)
-    q_sq_all = np.einsum("ij,ij->i", Q, Q)
-    check_finite_search(x_sq, q_sq_all)
-    c = expansion_error(d)
-    step = chunk_rows(n, max_bytes)
-    dist = np.empty((Q.shape[0], n_neighbors))
-    ind = np.empty((Q.shape[0], n_neighbors), dtype=np.int64)
-    starts = range(0, Q.shape[0], step)
+    q_sq = np.einsum("ij,ij->i", Q, Q)
+    check_finite_search(x_sq, q_sq)
+    sigma, tau = bound_scales(d)
+    x_lower, x_upper = sigma * x_sq, tau * x_sq
+    rows, cols = tile_shape(Q.shape[0], n, d, max_bytes)
+    buffer = np.empty(rows * cols)
+    capacity = candidate_capacity(k)
+    bound, lower = np.empty((rows, k)), np.empty((rows, capacity))
+    cand = np.empty((rows, capacity), dtype=np.int64)
+    pending, filled = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
+    best_sq = np.empty((rows, k))
+    dist, ind = np.empty((Q.shape[0], k)), np.empty((Q.shape[0], k), dtype=np.int64)
+    starts = range(0, Q.shape[0], rows)
     for start in tqdm(starts, desc="k-NN search", unit="chunk", disable=not progress or len(starts) < 2,
                       mininterval=2.0):
-        q, q_sq = Q[start:start + step], q_sq_all[start:start + step]
-        # |q|^2 - 2 q.x + |x|^2 in place (one block in memory)
-        block = q @ X.T
-        block *= -2.0
-        block += q_sq[:, None]
-        block += x_sq[None, :]
-        if exclude_self:
-            rows = np.arange(q.shape[0])
-            block[rows, start + rows] = np.inf
-        sl = slice(start, start + q.shape[0])
-        dist[sl], ind[sl] = nearest_within_band(
-            block, np.full(q.shape[0], c), q_sq, x_sq, n_neighbors,
-            lambda i, j: paired_sq_distances(q[i], X[j]), 16 * d, max_bytes)
+        stop = min(start + rows, Q.shape[0])
+        r, q = stop - start, Q[start:stop]
+        bound[:r], pending[:r], filled[:r] = np.inf, 0, 0
+        state = (bound[:r], lower[:r], cand[:r], pending[:r], best_sq[:r], dist[start:stop],
+                 ind[start:stop], filled[:r])
+        for first in range(0, n, cols):
+            last = min(first + cols, n)
+            tile = buffer[:r * (last - first)].reshape(r, last - first)
+            np.matmul(q, X[first:last].T, out=tile)
+            update_nearest(tile, sigma * q_sq[start:stop], x_lower, tau * q_sq[start:stop],
+                           x_upper, q, X, first, start if exclude_self else -1, *state)
+        finish_nearest(q, X, *state)
     return dist, ind
 
 
 def check_finite_search(x_sq: np.ndarray, q_sq: np.ndarray) -> None:
     """`ValueError` when a training or query point is not finite (NaN, inf) or so large that its
-    squared norm overflows: no distance to it would be a number."""
+    squared norm overflows: no distance to it would be a number; also when the squared norms
+    reach 1/4 of the largest float, the margin under which every product, bound and squared
+    distance of the search is finite (|q.x| <= (|q|^2 + |x|^2) / 2, ||q - x||^2 <=
+    2 (|q|^2 + |x|^2))."""
     for name, values in (("training", x_sq), ("query", q_sq)):
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
@@ -189,3 +234,6 @@ def check_finite_search(x_sq: np.ndarray, q_sq: np.ndarray) -> None:
                 f"k-NN search: {bad.size} {name} point(s) (first: row {int(bad[0])}) are NaN, "
                 f"infinite or too large to square, so their distances are not numbers. "
                 f"{NON_FINITE_REMEDY}")
+    if not np.isfinite(4.0 * (np.max(x_sq, initial=0.0) + np.max(q_sq, initial=0.0))):
+        raise ValueError("k-NN search: some points are so large (squared norms above 1e307) "
+                         f"that their distances could overflow. {NON_FINITE_REMEDY}")
