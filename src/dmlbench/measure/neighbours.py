@@ -223,8 +223,8 @@ def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
 
 def check_finite_search(x_sq: np.ndarray, q_sq: np.ndarray) -> None:
     """`ValueError` when a training or query point is not finite (NaN, inf) or so large that its
-    squared norm overflows: no distance to it would be a number; also when the squared norms
-    reach 1/4 of the largest float, the margin under which every product, bound and squared
+    squared norm overflows: no distance to it would be a number; also when a squared norm
+    exceeds 1/8 of the largest float, the margin under which every product, bound and squared
     distance of the search is finite (|q.x| <= (|q|^2 + |x|^2) / 2, ||q - x||^2 <=
     2 (|q|^2 + |x|^2))."""
     for name, values in (("training", x_sq), ("query", q_sq)):
@@ -234,6 +234,6 @@ def check_finite_search(x_sq: np.ndarray, q_sq: np.ndarray) -> None:
                 f"k-NN search: {bad.size} {name} point(s) (first: row {int(bad[0])}) are NaN, "
                 f"infinite or too large to square, so their distances are not numbers. "
                 f"{NON_FINITE_REMEDY}")
-    if not np.isfinite(4.0 * (np.max(x_sq, initial=0.0) + np.max(q_sq, initial=0.0))):
-        raise ValueError("k-NN search: some points are so large (squared norms above 1e307) "
+    if max(np.max(x_sq, initial=0.0), np.max(q_sq, initial=0.0)) > np.finfo(float).max / 8:
+        raise ValueError("k-NN search: some points are so large (squared norms above 2e307) "
                          f"that their distances could overflow. {NON_FINITE_REMEDY}")
