@@ -181,8 +181,9 @@ def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
     `exclude_self`, `Q` must be `X` and each point's own row is left out (leave-one-out; a
     duplicate of the point is still a neighbour). Non-finite input is a `ValueError`.
     """
-    Q = np.ascontiguousarray(Q, dtype=float)
+    same = Q is X
     X = np.ascontiguousarray(X, dtype=float)
+    Q = X if same else np.ascontiguousarray(Q, dtype=float)
     n, d = X.shape
     k = n_neighbors
     limit = n - 1 if exclude_self else n
