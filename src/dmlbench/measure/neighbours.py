@@ -1,22 +1,35 @@
-"""Batched, chunked exact k-nearest-neighbour search with one tie rule.
+"""Exact k-nearest-neighbour search with one tie rule, tile by tile.
 
-Neighbours are ordered by (distance, training index), the distance being `paired_sq_distances`:
-the squared differences summed coordinate by coordinate in coordinate order, then the square
-root. That value depends on the query and the training point only, so the lists do not depend on
-which other queries share a block, on the chunk size or on the BLAS kernel.
+Neighbours are ordered by (distance, training index), the distance being the square root of
+`paired_sq_distances`: the squared differences summed coordinate by coordinate in coordinate
+order. That value depends on the query and the training point only, so the lists do not depend
+on which other queries share a tile, on the tile size or on the BLAS kernel.
 
-The fast expansion |q|^2 - 2 q.x + |x|^2 only *selects candidates*: its error is at most
-`expansion_error` (a bound proved below), so every training point whose expansion lies within
-that band of the k-th smallest is recomputed exactly (`nearest_within_band`) before the order is
-decided. Far from ties the band holds about k points; with exact ties it holds them all.
-Memory is O(chunk x n): queries are processed in chunks whose block stays under
-`MAX_BLOCK_BYTES`.
+`euclidean_kneighbors` computes the BLAS product q X^T one tile at a time (`tile_shape`) and
+hands each tile to a compiled pass (`neighbours_compiled`) that keeps, per query, the k
+smallest *upper* bounds of the squared distances seen so far and makes a training point a
+candidate only if its *lower* bound does not exceed them; candidates get their exact
+coordinate-order distance (about k per query far from ties; every tied point at the k-th
+distance) and are inserted in index order. Nothing of size queries x n is ever built: memory is
+one tile plus O(k) numbers per query of a tile. `nearest_within_band` is the same rule for a
+block a caller computed.
 
-Error bound (Higham, Accuracy and Stability, sect. 3.1; gamma_m = m u / (1 - m u), u = 2^-53):
-a dot product of length d computed in any order, with or without FMA, is within
-gamma_d |q| |x| of its value, so the expansion is within gamma_{d+3} (|q| + |x|)^2 of
-||q - x||^2 and the coordinate-order sum within gamma_{d+3} ||q - x||^2 <= gamma_{d+3}
-(|q| + |x|)^2. The band uses twice their sum, 8 gamma_{d+3} (|q|^2 + |x|^2).
+The bounds (Higham, Accuracy and Stability, sect. 3.1; gamma_m = m u / (1 - m u), u = 2^-53;
+N = |q|^2 + |x|^2): a dot product of length d computed in any order, with or without FMA, is
+within gamma_d |q| |x| of its value, so the expansion |q|^2 - 2 q.x + |x|^2 is within
+gamma_{d+3} (|q| + |x|)^2 <= 2 gamma_{d+3} N of ||q - x||^2, and the coordinate-order sum e
+within gamma_{d+3} ||q - x||^2 <= 2 gamma_{d+3} N; the band of `expansion_error` is c N with
+c = 8 gamma_{d+3}, twice their sum. The compiled pass evaluates lower = (sigma |q|^2 +
+sigma |x|^2) - 2 q.x and upper = (tau |q|^2 + tau |x|^2) - 2 q.x with sigma, tau = 1 -+ c
+(`bound_scales`), every operation rounded: the rounding of sigma, tau, the norms, the product
+and the three operations adds at most 3 gamma_{d+3} N, so lower <= e - 3 gamma_{d+3} N <= e and
+upper >= e + 3 gamma_{d+3} N >= e. Hence a point whose lower bound exceeds the k-th
+smallest upper bound among earlier points (or the k-th exact value among them) is farther than k
+earlier points and cannot be among the k nearest; and when candidates are decided against upper
+bounds of later points, `neighbours_compiled.distinct_above` widens the bound so that a
+rejected point's rounded distance is strictly larger (two squares can round to one distance:
+the tie then goes to the smaller index). `check_finite_search` keeps every norm, product and
+distance finite.
 """
 
 from __future__ import annotations
