@@ -208,7 +208,7 @@ def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
     q_sq = np.einsum("ij,ij->i", Q, Q)
     check_finite_search(x_sq, q_sq)
     sigma, tau = bound_scales(d)
-    x_lower, x_upper = sigma * x_sq, tau * x_sq
+    x_lower, x_upper = sigma * x_sq, np.multiply(x_sq, tau, out=x_sq)
     rows, cols = tile_shape(Q.shape[0], n, d, max_bytes)
     buffer = np.empty(rows * cols)
     capacity = candidate_capacity(k)
