@@ -188,7 +188,7 @@ def test_more_candidates_than_a_row_holds_are_decided_in_column_order():
     points: the candidates overflow the row's buffer (`candidate_capacity`) many times."""
     X = np.arange(600.0)[::-1, None]
     q = np.array([[-1.0]])
-    assert 600 > 3 * candidate_capacity(3)
+    assert 600 > 3 * candidate_capacity(3, 600)
     assert euclidean_kneighbors(q, X, 3)[1].tolist() == [[599, 598, 597]]
     same = np.vstack([np.ones((300, 2)), np.zeros((1, 2))])
     dist, ind = euclidean_kneighbors(same, same, 4, exclude_self=True)
@@ -208,13 +208,17 @@ def test_distances_are_the_square_roots_of_the_coordinate_order_sums():
         np.testing.assert_array_equal(dist.ravel(), exact)
 
 
-def test_tiles_stay_within_their_budget():
-    for n_queries, n_points, d, max_bytes in [(10**5, 10**5, 20, 2**26), (10**5, 10**5, 784, 2**26),
-                                              (3, 10**5, 50, 2**26), (10**5, 7, 5, 2**26),
-                                              (50, 200, 4, 8 * 13), (50, 200, 4, 8)]:
-        rows, cols = tile_shape(n_queries, n_points, d, max_bytes)
+def test_tiles_and_search_state_stay_within_their_budget():
+    for n_queries, n_points, d, max_bytes, k in [
+            (10**5, 10**5, 20, 2**26, 10), (10**5, 10**5, 784, 2**26, 10),
+            (3, 10**5, 50, 2**26, 10), (10**5, 7, 5, 2**26, 3), (50, 200, 4, 8 * 13, 5),
+            (50, 200, 4, 8, 5), (10**5, 10**5, 20, 2**26, 2000), (10**4, 10**4, 20, 2**26, 9999)]:
+        rows, cols = tile_shape(n_queries, n_points, d, max_bytes, k)
         assert 1 <= rows <= n_queries and 1 <= cols <= n_points
-        assert 8 * rows * cols <= max(8, min(max_bytes, 8 * TILE_BYTES))
+        budget = max(8, min(max_bytes, 8 * TILE_BYTES))
+        assert 8 * rows * cols <= budget
+        state = 16 * (k + candidate_capacity(k, n_points))
+        assert rows == 1 or rows * state <= budget
     assert np.prod(tile_shape(10**5, 10**5, 20)) * 8 == TILE_BYTES
     assert np.prod(tile_shape(10**5, 10**5, 784)) == 8 * np.prod(tile_shape(10**5, 10**5, 20))
 

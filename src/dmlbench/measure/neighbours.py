@@ -157,17 +157,20 @@ def nearest_within_band(block: np.ndarray, scale: np.ndarray, q_sq: np.ndarray,
 
 
 def tile_shape(n_queries: int, n_points: int, n_features: int,
-               max_bytes: int = MAX_BLOCK_BYTES) -> tuple[int, int]:
+               max_bytes: int = MAX_BLOCK_BYTES, n_neighbors: int = 1) -> tuple[int, int]:
     """(query rows, training columns) of one tile of the matrix product.
 
     The compiled pass reads each entry of the tile once, a few operations, so at small d the
     tile stays in the L2 cache (`TILE_BYTES`); the product costs 2 d operations per entry, and
     larger tiles let BLAS spread its packing over more of them, so the budget grows with d up
-    to 8 `TILE_BYTES` (d >= 512). Never more than `max_bytes`; up to `TILE_ROWS` rows."""
-    budget = TILE_BYTES * min(8.0, max(1.0, n_features / 64))
-    entries = max(1, int(min(max_bytes, budget)) // 8)
-    rows = min(n_queries, TILE_ROWS, max(1, entries // min(n_points, TILE_COLUMNS)))
-    return max(1, rows), min(n_points, max(1, entries // max(1, rows)))
+    to 8 `TILE_BYTES` (d >= 512). Never more than `max_bytes`; up to `TILE_ROWS` rows, and no
+    more than the budget holds of the rows' search state (16 (k + candidates) bytes a row)."""
+    budget = int(min(max_bytes, TILE_BYTES * min(8.0, max(1.0, n_features / 64))))
+    entries = max(1, budget // 8)
+    state = 16 * (n_neighbors + candidate_capacity(n_neighbors, n_points))
+    rows = min(n_queries, TILE_ROWS, entries // min(n_points, TILE_COLUMNS), budget // state)
+    rows = max(1, rows)
+    return rows, min(n_points, max(1, entries // rows))
 
 
 def bound_scales(n_features: int) -> tuple[float, float]:
@@ -178,10 +181,10 @@ def bound_scales(n_features: int) -> tuple[float, float]:
     return 1.0 - c, 1.0 + c
 
 
-#: a row's candidates held before their exact distances are computed: 8 k + 64 (about
-#: k (1 + ln(n / k)) columns pass the running bound over a row in random order)
-def candidate_capacity(n_neighbors: int) -> int:
-    return 8 * n_neighbors + 64
+def candidate_capacity(n_neighbors: int, n_points: int) -> int:
+    """Candidates a row holds before their exact distances are computed: 8 k + 64 (about
+    k (1 + ln(n / k)) points pass the running bound over a row in random order), at most n."""
+    return min(8 * n_neighbors + 64, n_points)
 
 
 def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
@@ -209,9 +212,9 @@ def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
     check_finite_search(x_sq, q_sq)
     sigma, tau = bound_scales(d)
     x_lower, x_upper = sigma * x_sq, np.multiply(x_sq, tau, out=x_sq)
-    rows, cols = tile_shape(Q.shape[0], n, d, max_bytes)
+    rows, cols = tile_shape(Q.shape[0], n, d, max_bytes, k)
     buffer = np.empty(rows * cols)
-    capacity = candidate_capacity(k)
+    capacity = candidate_capacity(k, n)
     bound, lower = np.empty((rows, k)), np.empty((rows, capacity))
     cand = np.empty((rows, capacity), dtype=np.int64)
     pending, filled = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)

@@ -19,17 +19,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-
-@numba.njit(cache=True)
-def coordinate_order_sq_distance(A: np.ndarray, i: int, B: np.ndarray, j: int) -> float:
-    """||A[i] - B[j]||^2 with the squared differences summed in coordinate order."""
-    total = 0.0
-    for r in range(A.shape[1]):
-        diff = A[i, r] - B[j, r]
-        total += diff * diff
-    return total
-
-
 #: u, the unit roundoff of float64
 UNIT_ROUNDOFF = np.finfo(float).eps / 2
 
@@ -43,55 +32,62 @@ def distinct_above(t: float) -> float:
 
 
 @numba.njit(cache=True)
-def _insert(row: int, value: float, column: int, best_sq: np.ndarray, best_dist: np.ndarray,
-            best_ind: np.ndarray, filled: np.ndarray) -> None:
-    """Insert a column (exact squared distance `value`) into a row's nearest columns unless
-    its distance is at least the k-th one's: columns arrive in increasing order, so an equal
-    distance comes after the columns already there."""
+def coordinate_order_sq_distances(A: np.ndarray, i: int, B: np.ndarray,
+                                  columns: np.ndarray) -> np.ndarray:
+    """||A[i] - B[j]||^2 for each j of `columns`, the squared differences summed in coordinate
+    order, four rows of B at a time: four independent sums keep the floating-point adder busy
+    (one sum alone waits for its previous addition at every coordinate)."""
+    count = columns.size
+    out = np.empty(count)
+    for start in range(0, count, 4):
+        j0 = columns[start]
+        j1 = columns[min(start + 1, count - 1)]
+        j2 = columns[min(start + 2, count - 1)]
+        j3 = columns[min(start + 3, count - 1)]
+        t0 = t1 = t2 = t3 = 0.0
+        for r in range(A.shape[1]):
+            a = A[i, r]
+            d0, d1, d2, d3 = a - B[j0, r], a - B[j1, r], a - B[j2, r], a - B[j3, r]
+            t0 += d0 * d0
+            t1 += d1 * d1
+            t2 += d2 * d2
+            t3 += d3 * d3
+        out[start] = t0
+        if start + 1 < count:
+            out[start + 1] = t1
+        if start + 2 < count:
+            out[start + 2] = t2
+        if start + 3 < count:
+            out[start + 3] = t3
+    return out
+
+
+@numba.njit(cache=True)
+def _merge(row: int, values: np.ndarray, columns: np.ndarray, best_sq: np.ndarray,
+           best_dist: np.ndarray, best_ind: np.ndarray, filled: np.ndarray) -> None:
+    """Merge new columns (ascending, all after the row's current ones; exact squared distances
+    `values`) into the row's nearest, keeping the first k by (distance, column): a stable sort
+    of the new ones by distance, then on equal distances the current ones first."""
     k = best_sq.shape[1]
-    count = filled[row]
-    dist = np.sqrt(value)
-    if count == k and dist >= best_dist[row, k - 1]:
-        return
-    pos = count if count < k else k - 1
-    while pos > 0 and best_dist[row, pos - 1] > dist:
-        best_sq[row, pos] = best_sq[row, pos - 1]
-        best_dist[row, pos] = best_dist[row, pos - 1]
-        best_ind[row, pos] = best_ind[row, pos - 1]
-        pos -= 1
-    best_sq[row, pos] = value
-    best_dist[row, pos] = dist
-    best_ind[row, pos] = column
-    if count < k:
-        filled[row] = count + 1
-
-
-@numba.njit(cache=True)
-def _sq_distances4(A: np.ndarray, i: int, B: np.ndarray, j0: int, j1: int, j2: int, j3: int):
-    """`coordinate_order_sq_distance` of A[i] to four rows of B at once: each sum is still in
-    coordinate order, and the four independent sums keep the floating-point adder busy (one
-    sum alone waits for its previous addition at every coordinate)."""
-    t0 = t1 = t2 = t3 = 0.0
-    for r in range(A.shape[1]):
-        a = A[i, r]
-        d0, d1, d2, d3 = a - B[j0, r], a - B[j1, r], a - B[j2, r], a - B[j3, r]
-        t0 += d0 * d0
-        t1 += d1 * d1
-        t2 += d2 * d2
-        t3 += d3 * d3
-    return t0, t1, t2, t3
-
-
-@numba.njit(cache=True)
-def _decide(row: int, Q: np.ndarray, X: np.ndarray, picked: np.ndarray, count: int,
-            best_sq: np.ndarray, best_dist: np.ndarray, best_ind: np.ndarray,
-            filled: np.ndarray) -> None:
-    """Exact distances of the first `count` (<= 4) columns in `picked`, inserted in order."""
-    for pad in range(count, 4):
-        picked[pad] = picked[0]
-    values = _sq_distances4(Q, row, X, picked[0], picked[1], picked[2], picked[3])
-    for slot in range(count):
-        _insert(row, values[slot], picked[slot], best_sq, best_dist, best_ind, filled)
+    dist = np.sqrt(values)
+    order = np.argsort(dist, kind="mergesort")
+    old_count = filled[row]
+    old_sq = best_sq[row, :old_count].copy()
+    old_dist = best_dist[row, :old_count].copy()
+    old_ind = best_ind[row, :old_count].copy()
+    a = b = 0
+    count = min(k, old_count + values.size)
+    for pos in range(count):
+        if b == values.size or (a < old_count and old_dist[a] <= dist[order[b]]):
+            best_sq[row, pos], best_dist[row, pos], best_ind[row, pos] = (
+                old_sq[a], old_dist[a], old_ind[a])
+            a += 1
+        else:
+            m = order[b]
+            best_sq[row, pos], best_dist[row, pos], best_ind[row, pos] = (
+                values[m], dist[m], columns[m])
+            b += 1
+    filled[row] = count
 
 
 @numba.njit(cache=True)
@@ -101,23 +97,21 @@ def _flush(row: int, Q: np.ndarray, X: np.ndarray, bound: np.ndarray, lower: np.
     """Decide a row's pending candidates: those whose lower bound exceeds `distinct_above` of
     the k-th smallest upper bound have a larger distance than k columns (whichever their
     index); so do those above the k-th exact squared distance (of earlier columns). The others
-    get their exact distances, four at a time, and are inserted in column order."""
+    get their exact distances and are merged in (`_merge`)."""
     k = best_sq.shape[1]
     above = distinct_above(bound[row, 0])
-    picked = np.empty(4, dtype=np.int64)
+    kth_sq = best_sq[row, k - 1] if filled[row] == k else np.inf
+    columns = np.empty(pending[row], dtype=np.int64)
     count = 0
     for m in range(pending[row]):
         low = lower[row, m]
-        if low > above or (filled[row] == k and low > best_sq[row, k - 1]):
-            continue
-        picked[count] = cand[row, m]
-        count += 1
-        if count == 4:
-            _decide(row, Q, X, picked, 4, best_sq, best_dist, best_ind, filled)
-            count = 0
-    if count:
-        _decide(row, Q, X, picked, count, best_sq, best_dist, best_ind, filled)
+        if low <= above and low <= kth_sq:
+            columns[count] = cand[row, m]
+            count += 1
     pending[row] = 0
+    if count:
+        values = coordinate_order_sq_distances(Q, row, X, columns[:count])
+        _merge(row, values, columns[:count], best_sq, best_dist, best_ind, filled)
 
 
 @numba.njit(cache=True)
