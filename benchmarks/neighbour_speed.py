@@ -107,10 +107,10 @@ def resident_kb(field: str) -> int:
 
 def peak_memory(case: str, n: int, d: int, which: int) -> float:
     """MiB above the memory held before: one search (`which` 0 ours, 1 scikit-learn's), in this
-    process (the parent runs it in a fresh one), after a warm-up search of 200 points (code
-    loaded) and with the allocator's free pages returned to the kernel (glibc's malloc_trim),
+    process (the parent runs it in a fresh one), after a warm-up search of max(200, d) points
+    (code loaded) and with the allocator's free pages returned to the kernel (glibc's malloc_trim),
     so that memory the search reuses counts."""
-    searches(case, *data(case, 200, d))[which]()
+    searches(case, *data(case, max(200, d), d))[which]()
     X, Q = data(case, n, d)
     search = searches(case, X, Q)[which]
     ctypes.CDLL("libc.so.6").malloc_trim(0)  # free pages back to the kernel: reuse is not free

@@ -41,7 +41,8 @@ from tqdm.auto import tqdm
 
 from .neighbours_compiled import finish_nearest, update_nearest
 
-#: size of one chunk's distance block (queries x training points, float64)
+#: size of one block of distances (queries x training points, float64) for the code that
+#: builds them (`chunk_rows`); the search's tiles stay under it too (`tile_shape`)
 MAX_BLOCK_BYTES = 64 * 2**20
 #: one tile of the matrix product (queries x training points, float64) at small d: 1 MiB, an L2
 #: cache (`tile_shape`)
@@ -225,6 +226,7 @@ def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
                       mininterval=2.0):
         stop = min(start + rows, Q.shape[0])
         r, q = stop - start, Q[start:stop]
+        q_lower, q_upper = sigma * q_sq[start:stop], tau * q_sq[start:stop]
         bound[:r], pending[:r], filled[:r] = np.inf, 0, 0
         state = (bound[:r], lower[:r], cand[:r], pending[:r], best_sq[:r], dist[start:stop],
                  ind[start:stop], filled[:r])
@@ -232,8 +234,8 @@ def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
             last = min(first + cols, n)
             tile = buffer[:r * (last - first)].reshape(r, last - first)
             np.matmul(q, X[first:last].T, out=tile)
-            update_nearest(tile, sigma * q_sq[start:stop], x_lower, tau * q_sq[start:stop],
-                           x_upper, q, X, first, start if exclude_self else -1, *state)
+            update_nearest(tile, q_lower, x_lower, q_upper, x_upper, q, X, first,
+                           start if exclude_self else -1, *state)
         finish_nearest(q, X, *state)
     return dist, ind
 

@@ -1,13 +1,15 @@
 """The per-tile pass of `neighbours.euclidean_kneighbors`, compiled (numba).
 
-For one tile G = q X[c0:c1]^T of the matrix product, each query row keeps its running k
-nearest columns by (exact distance, column): a column is skipped when its rounding-proof lower
-bound (`neighbours` module docstring) exceeds the row's current k-th exact distance, and
-otherwise its exact coordinate-order distance is computed and inserted. Columns arrive in
-increasing order, so an exact tie never displaces an earlier column: the lists are ordered by
-(distance, index) without a sort. Far from ties a row computes about k (1 + ln(n / k)) exact
-distances (fewer when its near points come first), so the pass costs a few operations per
-entry of the product.
+For each tile G = q X[c0:c1]^T of the matrix product, each query row keeps the k smallest
+upper bounds of the squared distances seen so far (a max-heap) and takes as candidates the
+columns whose lower bound exceeds neither them nor the k-th exact squared distance decided so
+far (the bounds and why this is exact: `neighbours` module docstring). When a row's candidate
+buffer is full, and after the last tile, the candidates still possible get their exact
+coordinate-order distances and are merged into the row's k nearest by (distance, column).
+Columns arrive in increasing order, so a merge never has to look back. Far from ties about
+k (1 + ln(n / k)) columns of a row become candidates (in random order) and about k get an exact
+distance, so the pass costs a few operations per entry of the product, against the 2 d of the
+product itself.
 
 No fast-math: the exact distance is summed in coordinate order, each square and sum rounded,
 as `neighbours.paired_sq_distances` does (a fused multiply-add would change the last bits and
