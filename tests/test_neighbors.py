@@ -215,12 +215,12 @@ def test_tiles_and_search_state_stay_within_their_budget():
             (50, 200, 4, 8, 5), (10**5, 10**5, 20, 2**26, 2000), (10**4, 10**4, 20, 2**26, 9999)]:
         rows, cols = tile_shape(n_queries, n_points, d, max_bytes, k)
         assert 1 <= rows <= n_queries and 1 <= cols <= n_points
-        budget = max(8, min(max_bytes, 8 * TILE_BYTES))
+        budget = max(8, min(max_bytes, 4 * TILE_BYTES))
         assert 8 * rows * cols <= budget
         state = 16 * (k + candidate_capacity(k, n_points))
         assert rows == 1 or rows * state <= budget
     assert np.prod(tile_shape(10**5, 10**5, 20)) * 8 == TILE_BYTES
-    assert np.prod(tile_shape(10**5, 10**5, 784)) == 8 * np.prod(tile_shape(10**5, 10**5, 20))
+    assert np.prod(tile_shape(10**5, 10**5, 784)) == 4 * np.prod(tile_shape(10**5, 10**5, 20))
 
 
 def test_points_too_large_for_their_distances_are_an_error():

@@ -164,9 +164,10 @@ def tile_shape(n_queries: int, n_points: int, n_features: int,
     The compiled pass reads each entry of the tile once, a few operations, so at small d the
     tile stays in the L2 cache (`TILE_BYTES`); the product costs 2 d operations per entry, and
     larger tiles let BLAS spread its packing over more of them, so the budget grows with d up
-    to 8 `TILE_BYTES` (d >= 512). Never more than `max_bytes`; up to `TILE_ROWS` rows, and no
-    more than the budget holds of the rows' search state (16 (k + candidates) bytes a row)."""
-    budget = int(min(max_bytes, TILE_BYTES * min(8.0, max(1.0, n_features / 64))))
+    to 4 `TILE_BYTES` (d >= 256; 8 was no faster at d = 784, 2 slower). Never more than
+    `max_bytes`; up to `TILE_ROWS` rows, and no more than the budget holds of the rows' search
+    state (16 (k + candidates) bytes a row)."""
+    budget = int(min(max_bytes, TILE_BYTES * min(4.0, max(1.0, n_features / 64))))
     entries = max(1, budget // 8)
     state = 16 * (n_neighbors + candidate_capacity(n_neighbors, n_points))
     rows = min(n_queries, TILE_ROWS, entries // min(n_points, TILE_COLUMNS), budget // state)
