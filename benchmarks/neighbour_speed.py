@@ -6,8 +6,9 @@
 For each (n, d) of the grid (not n = 64000 with d = 784): n training points, Q = n / 4 queries,
 k = 10, one BLAS thread. Each cell is the time of this checkout's search over the time of
 scikit-learn's `NearestNeighbors(algorithm="brute")` (fit + kneighbors) on the same arrays, best
-of 5 (of 3 where one search takes seconds), the two run alternately so that both see the same
-load. Cases:
+of 5 (of 3 where one search takes seconds, of 20 up to n = 4000, where a search takes
+milliseconds and one busy moment of a shared machine would decide), the two run alternately so
+that both see the same load. Cases:
 
 - gauss: Gaussian data, `neighbours.euclidean_kneighbors(Q, X, k)`;
 - binary: 0/1 data (many exact ties), the same;
@@ -148,7 +149,7 @@ def main() -> None:
               f"Q = n / 4, one BLAS thread; (lists that differ from scikit-learn's)")
         print(f"{'n':>6} {'d':>4} " + " ".join(f"{case:>14}" for case in cases), flush=True)
         for n, d in sizes:
-            repeats = 3 if n * d >= 16000 * 784 or n >= 64000 else 5
+            repeats = 3 if n * d >= 16000 * 784 or n >= 64000 else 5 if n > 4000 else 20
             cells = []
             for case in cases:
                 ours, theirs, differ = side_by_side(case, n, d, repeats)
