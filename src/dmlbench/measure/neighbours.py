@@ -39,7 +39,6 @@ from collections.abc import Callable
 import numpy as np
 from tqdm.auto import tqdm
 
-from .neighbours_compiled import finish_nearest, update_nearest
 
 #: size of one block of distances (queries x training points, float64) for the code that
 #: builds them (`chunk_rows`); the search's tiles stay under it too (`tile_shape`)
@@ -222,6 +221,9 @@ def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
     pending, filled = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
     best_sq = np.empty((rows, k))
     dist, ind = np.empty((Q.shape[0], k)), np.empty((Q.shape[0], k), dtype=np.int64)
+    # numba: loaded by the first search, not by every `dmlbench` verb (the CLI's start-up)
+    from .neighbours_compiled import finish_nearest, update_nearest
+
     starts = range(0, Q.shape[0], rows)
     for start in tqdm(starts, desc="k-NN search", unit="chunk", disable=not progress or len(starts) < 2,
                       mininterval=2.0):
