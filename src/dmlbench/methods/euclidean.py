@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import LinearMetric, check_query
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .base import LinearMetric
 from .registry import register
 
 
@@ -30,4 +32,5 @@ class Euclidean(LinearMetric):
         return np.eye(X.shape[1])
 
     def transform(self, X):
-        return check_query(X, self.n_features_in_)
+        check_is_fitted(self, "components_")
+        return validate_data(self, X, reset=False, dtype=np.float64)
