@@ -76,11 +76,6 @@ def split(class_path: str) -> tuple[str, str]:
     return where, name
 
 
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a plug-in (or data) file's bytes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def shown(class_path: str) -> str:
     """The class path as records show it: a file by its name only (its sha256 identifies it;
     where it lies on this machine does not), a module as written."""
