@@ -66,6 +66,8 @@ def check(config: dict, config_files=()) -> dict:
         cls = _checked_method(config, label)
         name, params = cfg.method_name(config, label), cfg.method_params(config, label)
         try:
+            if issubclass(cls, plugins.PluginMethod):  # names an unknown parameter by itself
+                cls.check_parameters(params)
             method_registry.make(name, params, cls)
             cls.check_parameters(params)
         except ParameterError as err:
