@@ -20,7 +20,7 @@ class Whiten(TransformerMixin, BaseEstimator):
         self.shrinkage = shrinkage
 
     def fit(self, X, y=None):
-        X = validate_data(self, X)
+        X = validate_data(self, X, ensure_min_samples=2)  # a covariance needs two points
         if not 0 <= self.shrinkage <= 1:
             raise ValueError(f"shrinkage must be in [0, 1], got {self.shrinkage}")
         D = X.shape[1]
