@@ -14,7 +14,7 @@ from sklearn.datasets import dump_svmlight_file, load_wine
 
 from dmlbench import cli, config, data
 from dmlbench.data import cache, from_file
-from dmlbench.run import plan
+from dmlbench.run import plan, sources
 
 
 def table(rng, n=60):
@@ -128,7 +128,7 @@ def test_constant_columns_are_dropped_and_listed_as_for_registered_sets(tmp_path
     cfg = check(tmp_path, {"path": path, "target": "label"},
                 protocol={"kind": "kfold", "folds": 2, "repeats": 1}, k=[1], hubness_k=1,
                 train_hubness=False)
-    spec = plan.dataset_spec(cfg, "mine")
+    spec = sources.dataset_spec(cfg, "mine")
     assert (spec.n, spec.d, spec.class_counts) == (4, 1, {"x": 2, "y": 2})
     ds = cache.build(spec.name, spec=spec)
     assert ds.meta["dropped_constant_features"] == [1]
@@ -188,7 +188,7 @@ def test_the_dataset_verb_builds_a_file_data_set_from_its_source(tmp_path, monke
     write_csv(tmp_path / "mine.csv", X, site, y)
     cfg = check(tmp_path, {"path": str(tmp_path / "mine.csv"), "target": "label",
                            "categorical": ["site"], "drop": ["id"]})
-    files = plan.file_datasets(cfg)
+    files = sources.file_datasets(cfg)
     name = cfg["datasets"]["mine"]["dataset"]
     monkeypatch.setenv(from_file.ENVIRONMENT, json.dumps(files))
     assert cli.main(["dataset", name, "--cache", str(tmp_path / "cache")]) == 0

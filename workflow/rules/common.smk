@@ -16,6 +16,7 @@ from dmlbench.data import availability
 from dmlbench.records import tracking
 from dmlbench.run import plan as dmlplan
 from dmlbench.run import resources as dmlresources
+from dmlbench.run import sources as dmlsources
 
 # relative paths of the user's data files and plug-ins are relative to the config file giving them
 try:
@@ -46,7 +47,7 @@ def job_shell_prefix():
         first["PATH"] = str(Path(sys.executable).parent)
     data = {"DMLBENCH_MIRROR": str(MIRROR or ""), "DMLBENCH_OFFLINE": "1" if OFFLINE else "",
             "DMLBENCH_TRUST_UNPINNED": "1" if dmlconfig.trust_unpinned(CFG) else "",
-            "DMLBENCH_DATASET_FILES": json.dumps(dmlplan.file_datasets(CFG), sort_keys=True)}
+            "DMLBENCH_DATASET_FILES": json.dumps(dmlsources.file_datasets(CFG), sort_keys=True)}
     text = "set -euo pipefail; " if Path(shell.get_executable() or "").name == "bash" else ""
     text += "".join(f"export {name}={shlex.quote(value)}${{{name}:+:${name}}}; "
                     for name, value in first.items())

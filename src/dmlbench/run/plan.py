@@ -6,22 +6,15 @@ the key); `jobs` lists the workflow's jobs (a method on a data set, for a batch 
 `parent_key`); the paths, split arguments and resources the workflow's rules ask for follow
 from them. The side studies plan their own jobs (`dmlbench.studies`).
 
-Data sets and methods of the user's own (`path`, `class`: docs/your-data.md, docs/your-method.md)
-are resolved here: `resolve_files` makes their files' paths absolute (relative to the config file
-that gives each), `dataset_spec` reads a data file (`data.from_file`: n, d and class counts for
-the limit checks, as the registry gives them for its sets) and `method_class` imports a plug-in
-(`methods.plugins`). A file's sha256 joins the job's identity (through the data set's cache
-name, and the method's `sha256`), so editing it reruns its jobs.
+Where each data set and method comes from (the registry, or a file or class of the user's:
+`path`, `class`) is `run.sources`: the planner asks it for every spec and class.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from .. import config as cfg
-from .. import files
 from .. import vocabulary as voc
 from ..config import ConfigError
 from ..data import from_file
@@ -31,7 +24,8 @@ from ..methods import plugins
 from ..methods import registry as method_registry
 from ..methods.hubness_reduced import HubnessReduced
 from ..methods.parameters import ParameterError
-from . import preprocessing, protocols, resources
+from . import preprocessing, protocols, resources, sources
+from .sources import dataset_spec, method_class
 
 
 def check(config: dict, config_files=()) -> dict:
@@ -40,11 +34,11 @@ def check(config: dict, config_files=()) -> dict:
     imported and checked), protocols the data sets allow, method parameters, hubness
     reductions, data-set labels, and the limits each data set's training part sets
     (`check_data_limits`). Relative file paths are relative to the config file of
-    `config_files` that gives them (`resolve_files`). Returns the checked config, its defaults
-    filled in (`config.with_defaults`), its file paths absolute and each data set given by a
-    file named by its content (`dataset`: `data.from_file.FileSource.name`)."""
+    `config_files` that gives them (`sources.resolve_files`). Returns the checked config, its
+    defaults filled in (`config.with_defaults`), its file paths absolute and each data set
+    given by a file named by its content (`dataset`: `data.from_file.FileSource.name`)."""
     config = cfg.with_defaults(config)
-    resolve_files(config, config_files)
+    sources.resolve_files(config, config_files)
     for label, entry in config["datasets"].items():
         spec = _checked_dataset(config, label)
         name = spec.name
@@ -119,91 +113,6 @@ def _checked_method(config: dict, label: str) -> type:
         raise ConfigError(key, str(err)) from None
     except KeyError as err:
         raise ConfigError(key, err.args[0]) from None
-
-
-# --- the user's own files: data sets given by path, plug-in methods
-
-
-def resolve_files(config: dict, config_files=()) -> None:
-    """Make the file paths of data sets given by `path` and of plug-in classes in files
-    absolute, in place: relative to the folder of the last of `config_files` that gives the
-    same value for the key (the one whose value Snakemake keeps), else to the working
-    directory (a value given on the command line by `--config`)."""
-    contents = [(Path(f).absolute().parent, cfg.read(f)) for f in config_files]
-
-    def folder(section: str, label: str, key: str, value: str) -> Path:
-        found = Path.cwd()
-        for base, content in contents:
-            entries = content.get(section) if isinstance(content, dict) else None
-            entry = entries.get(label) if isinstance(entries, dict) else None
-            if isinstance(entry, dict) and entry.get(key) == value:
-                found = base
-        return found
-
-    for label, entry in config["datasets"].items():
-        if "path" in entry:
-            base = folder("datasets", label, "path", entry["path"])
-            entry["path"] = os.path.normpath(base / Path(entry["path"]).expanduser())
-    for label, entry in config["methods"].items():
-        value = entry.get("class")
-        if value and plugins.is_file(value):
-            where, name = value.rsplit(":", 1)
-            base = folder("methods", label, "class", value)
-            entry["class"] = f"{os.path.normpath(base / Path(where).expanduser())}:{name}"
-
-
-def file_source(config: dict, label: str) -> from_file.FileSource:
-    """The file of data set `label`, given by `path` (absolute after `resolve_files`)."""
-    entry = config["datasets"][label]
-    return from_file.FileSource.of(label, entry["path"], entry.get("format"),
-                                   entry.get("target"), entry.get("categorical", ()),
-                                   entry.get("drop", ()))
-
-
-def dataset_spec(config: dict, label: str):
-    """The `DatasetSpec` of data set `label`: the registry's, or for one given by a file, as
-    read from it (`data.from_file.spec`)."""
-    if "path" in config["datasets"][label]:
-        return from_file.spec(file_source(config, label))
-    return data_registry.get(cfg.dataset_name(config, label))
-
-
-def file_datasets(config: dict) -> dict[str, dict]:
-    """{cache name: source} of the data sets given by a file (what `dmlbench dataset` needs to
-    build them; the workflow passes it in `data.from_file.ENVIRONMENT`)."""
-    out = {}
-    for label, entry in config["datasets"].items():
-        if "path" in entry:
-            source = file_source(config, label)
-            out[source.name] = source.to_json()
-    return out
-
-
-def method_class(config: dict, label: str) -> type:
-    """The class of method `label`: its plug-in (`class`, `methods.plugins.load`), else the
-    registered (or entry-point) method named by `method` or the label."""
-    class_path = config["methods"][label].get("class")
-    if class_path:
-        return plugins.load(class_path)
-    return method_registry.get(cfg.method_name(config, label))
-
-
-def method_entry(config: dict, label: str) -> dict:
-    """The job spec's `method`: label, name, parameters, and for a plug-in its class path as
-    records show it (`class`, a file by its name) and the file's `sha256` (both join the job's
-    identity)."""
-    out = {"label": label, "name": cfg.method_name(config, label),
-           "params": cfg.method_params(config, label)}
-    class_path = config["methods"][label].get("class")
-    if class_path is None and out["name"] not in method_registry.REGISTRY:
-        class_path = plugins.entry_point(out["name"])  # an installed package's method
-    elif class_path is not None:
-        out["name"] = plugins.shown(class_path)
-    if class_path is not None:
-        out["class"] = plugins.shown(class_path)
-    if class_path is not None and plugins.is_file(class_path):
-        out["sha256"] = files.sha256(class_path.rsplit(":", 1)[0])
-    return out
 
 
 def _check_reduction(config: dict, label: str) -> None:
@@ -283,7 +192,7 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         "split_file": split_path(config, dataset),
         "splits": [int(s) for s in splits],
         "preprocess": cfg.dataset_preprocess(config, dataset),
-        "method": method_entry(config, method),
+        "method": sources.method_entry(config, method),
         "method_class": config["methods"][method].get("class"),
         "k": cfg.method_ks(config, method),
         "hubness_k": int(config["hubness_k"]),
