@@ -37,7 +37,8 @@ import atexit, json, os, sys, time
 
 def _dmlbench_cpu_log(start=time.time()):
     t = os.times()
-    line = json.dumps({"argv": sys.argv[:3], "pid": os.getpid(), "self": t.user + t.system,
+    line = json.dumps({"argv": sys.argv[:3], "pid": os.getpid(), "ppid": os.getppid(),
+                       "self": t.user + t.system,
                        "children": t.children_user + t.children_system,
                        "wall": time.time() - start})
     with open(os.environ["DMLBENCH_CPU_LOG"], "a") as fh:
@@ -81,9 +82,9 @@ def _verb(argv: list[str]) -> str | None:
     return None
 
 
-def job_cpu(results: Path) -> tuple[float, int, int]:
+def job_cpu(results: Path) -> tuple[float, int]:
     """(CPU seconds inside the jobs: the `*_cpu_s` timings of every record under
-    `results/runs`, number of records, number of record files)."""
+    `results/runs`, number of records)."""
     from dmlbench import records
 
     total, count = 0.0, 0
@@ -92,23 +93,28 @@ def job_cpu(results: Path) -> tuple[float, int, int]:
         for record in records.read(part):
             total += sum(v for k, v in record["timings"].items() if k.endswith("_cpu_s"))
             count += 1
-    return total, count, len(parts)
+    return total, count
 
 
 def breakdown(log: Path, results: Path, tree_cpu: float | None) -> list[tuple[str, float, int]]:
     """[(what, CPU seconds, processes)] of a run's CPU log; the first row is the jobs' own
-    time, the rows after it what lies outside the jobs."""
+    time, the rows after it what lies outside the jobs. A step's CPU is its process's own and
+    that of the subprocesses it waited for (a pool's workers); a Python process started by
+    another dmlbench process is counted in its parent's, Snakemake's process counts its own
+    only (its children are the steps)."""
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    snakemake = {e["pid"] for e in entries if _verb(e["argv"]) == "snakemake"}
+    python = {e["pid"] for e in entries} - snakemake
     per_verb: dict[str, float] = defaultdict(float)
     count: dict[str, int] = defaultdict(int)
-    own_python = 0.0
-    for line in log.read_text().splitlines():
-        entry = json.loads(line)
+    for entry in entries:
         verb = _verb(entry["argv"]) or "other Python"
-        own = entry["self"] if verb == "snakemake" else entry["self"] + entry["children"]
-        per_verb[verb] += own
+        if entry.get("ppid") in python:
+            continue  # in its parent's children's time
+        per_verb[verb] += entry["self"] if verb == "snakemake" else entry["self"] + entry["children"]
         count[verb] += 1
-        own_python += entry["self"]
-    inside, n_records, n_files = job_cpu(results)
+    counted = sum(per_verb.values())
+    inside, n_records = job_cpu(results)
     rows = [("inside the jobs (records' *_cpu_s)", inside, n_records)]
     rows.append((STEPS["run"], per_verb.pop("run", 0.0) - inside, count["run"]))
     for verb in ("dataset", "split", "study", "ingest", "publish", "report"):
@@ -118,8 +124,8 @@ def breakdown(log: Path, results: Path, tree_cpu: float | None) -> list[tuple[st
     for verb, seconds in sorted(per_verb.items()):
         rows.append((f"other: {verb}", seconds, count[verb]))
     if tree_cpu is not None:
-        # every non-Python process (job shells, git): the tree minus each Python process's own
-        rows.append(("job shells and other non-Python processes", tree_cpu - own_python, 0))
+        # the job shells and other non-Python processes: the whole tree minus what is counted
+        rows.append(("job shells and other non-Python processes", tree_cpu - counted, 0))
     return rows
 
 
