@@ -1,6 +1,11 @@
 """A job fails, naming the method, data set, split, cause and remedy, where its numbers would not
 mean anything; it never writes such numbers as a record."""
 
+import copy
+import json
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -197,3 +202,114 @@ def test_k_fold_hubness_is_pooled_over_the_folds_and_a_partial_job_pools_nothing
     partial = run_loo_job(tmp_path / "p", monkeypatch, X, y, {"method": "euclidean"},
                           protocol=protocol, splits=[0, 1])
     assert not any(name.startswith("pooled_") for r in partial for name in r["metrics"])
+
+
+# ---- batches: several jobs in one process, each with its own record file
+
+BATCH_CFG = {"benchmark": "batch-test", "k": [1], "hubness_k": 3,
+             "protocol": {"kind": "holdout", "repeats": 2},
+             "datasets": {"iris": None, "wine": None},
+             "methods": {"euclidean": None, "nca": {"params": {"n_components": 2, "max_iter": 5}},
+                         "itml": {"splits_per_job": 1, "params": {"max_iter": 3}}}}
+
+
+def test_a_batch_is_one_methods_part_on_its_data_sets():
+    cfg = plan.check(copy.deepcopy(BATCH_CFG))
+    found = {b.name: [(j.dataset, j.splits) for j in b.jobs] for b in plan.batches(cfg)}
+    assert found == {"euclidean": [("iris", (0, 1)), ("wine", (0, 1))],
+                     "nca": [("iris", (0, 1)), ("wine", (0, 1))],
+                     "itml": [("iris", (0,)), ("wine", (0,))],
+                     "itml_part1": [("iris", (1,)), ("wine", (1,))]}
+    assert {j for b in plan.batches(cfg) for j in b.jobs} == set(plan.jobs(cfg))
+    assert sum(len(b.jobs) for b in plan.batches(cfg)) == len(plan.jobs(cfg))
+    one = copy.deepcopy(BATCH_CFG)
+    one["datasets_per_job"] = 1
+    one["methods"]["nca"]["datasets_per_job"] = 2
+    names = [b.name for b in plan.batches(plan.check(one))]
+    assert names == ["euclidean_iris", "euclidean_wine", "nca", "itml_iris", "itml_wine",
+                     "itml_part1_iris", "itml_part1_wine"]
+
+
+def test_batch_resources_take_the_most_memory_and_the_sum_of_the_time_limits():
+    cfg = copy.deepcopy(BATCH_CFG)
+    cfg["methods"]["euclidean"] = {"mem_mb": 3000, "runtime": 7, "threads": 2}
+    cfg = plan.check(cfg)
+    [batch] = [b for b in plan.batches(cfg) if b.name == "euclidean"]
+    assert plan.batch_resources(cfg, batch) == {"threads": 2, "mem_mb": 3000, "runtime": 14}
+
+
+def _batch(tmp_path, cfg=None, method="nca") -> list[dict]:
+    """The batch of `method` under BATCH_CFG (cache and splits in tmp_path), as `dmlbench run
+    --batch` takes it."""
+    cfg = copy.deepcopy(cfg or BATCH_CFG)
+    cfg["data"] = {"cache": str(tmp_path / "cache")}
+    cfg = plan.check(cfg)
+    for label in cfg["datasets"]:
+        ds = data.ensure(label, tmp_path / "cache")
+        path = Path(plan.split_path(cfg, label))
+        if not path.exists():
+            protocol = config.dataset_protocol(cfg, label)
+            protocols.save_splits(path, protocols.make_splits(ds.y, protocol, 0), protocol, 0,
+                                  ds.meta["sha256"])
+    [batch] = [b for b in plan.batches(cfg) if b.name == method]
+    return [{"job": plan.job_spec(cfg, j.dataset, j.method, j.splits),
+             "out": str(tmp_path / "runs" / j.dataset / "part0.json")} for j in batch.jobs]
+
+
+def _stale_split_file(entry):
+    """The split file made again after the record file (Snakemake would rerun such a job)."""
+    earlier = Path(entry["job"]["split_file"]).stat().st_mtime - 60
+    os.utime(entry["out"], (earlier, earlier))
+
+
+def _cut_short(entry):
+    path = Path(entry["out"])
+    path.write_text(path.read_text()[:500])
+
+
+def _changed_arrays(entry):
+    [arrays] = Path(entry["out"]).parent.glob("part0.arrays/split0.npz")
+    arrays.write_bytes(arrays.read_bytes() + b"\0")
+
+
+@pytest.mark.parametrize("change", [_stale_split_file, _cut_short, _changed_arrays])
+def test_a_batch_keeps_current_record_files_and_recomputes_the_others(tmp_path, change):
+    batch = _batch(tmp_path)
+    assert job.run_batch(batch, progress=False) == batch
+    before = {e["out"]: Path(e["out"]).read_bytes() for e in batch}
+    assert job.run_batch(batch, progress=False) == []  # all current: nothing computed again
+    assert {e["out"]: Path(e["out"]).read_bytes() for e in batch} == before
+    change(batch[0])
+    assert job.run_batch(batch, progress=False) == batch[:1]
+    assert Path(batch[1]["out"]).read_bytes() == before[batch[1]["out"]]
+    for entry in batch:
+        assert job.is_current(entry["job"], entry["out"])
+
+
+def test_a_record_file_of_other_settings_or_splits_is_not_current(tmp_path):
+    batch = _batch(tmp_path)
+    job.run_batch(batch, progress=False)
+    changed = copy.deepcopy(BATCH_CFG)
+    changed["methods"]["nca"]["params"]["max_iter"] = 6
+    other = _batch(tmp_path, changed)
+    assert [e["out"] for e in other] == [e["out"] for e in batch]
+    assert not any(job.is_current(e["job"], e["out"]) for e in other)
+    fewer = {**batch[0]["job"], "splits": [0]}
+    assert not job.is_current(fewer, batch[0]["out"])
+    assert not job.is_current(batch[0]["job"], tmp_path / "missing.json")
+    # computed on other data: the data set's sha256 in the records differs from the cache's
+    meta = Path(tmp_path / "cache/datasets/iris.json")
+    text = meta.read_text()
+    sha = json.loads(text)["sha256"]
+    meta.write_text(text.replace(sha, "0" * len(sha)))
+    os.utime(meta, (0, 0))  # older than the record file: only the checksum tells
+    assert not job.is_current(batch[0]["job"], batch[0]["out"])
+
+
+def test_run_takes_either_a_job_or_a_batch(capsys):
+    from dmlbench import cli
+
+    assert cli.main(["run"]) == 2
+    assert "give either --job SPEC with --out FILE, or --batch JSON" in capsys.readouterr().err
+    assert cli.main(["run", "--job", "{}"]) == 2
+    assert "--job needs --out FILE" in capsys.readouterr().err

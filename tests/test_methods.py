@@ -237,6 +237,28 @@ def test_lmnn_gives_a_small_class_as_many_target_neighbours_as_it_has_other_poin
         make("lmnn", params).fit(X[:-2], y[:-2])
 
 
+@pytest.mark.parametrize("params", [
+    {"random_state": 0},
+    {"random_state": 3, "gamma": 0.5, "tol": 1e-5, "n_constraints": 60, "prior": "covariance"},
+    {"random_state": 1, "gamma": 100.0, "max_iter": 7},
+])
+def test_itml_is_metric_learns_itml(params):
+    """The compiled Bregman projections (solvers.itml_compiled) give metric-learn's ITML_Supervised:
+    the same constraints, sweeps and stopping point, the metric equal to rounding."""
+    import metric_learn
+
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(size=(30, 4)) + shift for shift in (0, 1.5, -1.5)])
+    y = np.repeat([0, 1, 2], 30)
+    method = make("itml", params).fit(X, y)
+    reference = metric_learn.ITML_Supervised(**params).fit(X, y)
+    assert method.n_iter_ == reference.n_iter_
+    if "max_iter" in params:
+        assert method.n_iter_ == params["max_iter"] - 1
+    M, M_ref = method.components_.T @ method.components_, reference.get_mahalanobis_matrix()
+    np.testing.assert_allclose(M, M_ref, rtol=1e-9, atol=1e-12 * np.abs(M_ref).max())
+
+
 # ---- numpydoc: every __init__ keyword and fitted attribute documented, defaults as in the code
 
 def numpydoc_entries(doc: str, section: str) -> dict[str, str]:

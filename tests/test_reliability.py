@@ -378,8 +378,14 @@ def test_the_next_workflow_run_reruns_the_job_of_an_unreadable_record(smoke_run,
     assert "Traceback" not in log and "set aside" in log and not record.exists()
     second = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
     assert second.returncode == 0, second.stderr[-3000:]
-    assert second.stderr.count("rule run_job:") == 1 and "localrule track" in second.stderr
+    # only the euclidean step ran again, and it computed only the set-aside record (iris): the
+    # other data set's record file was current
+    assert second.stderr.count("rule run_") == 1 and "rule run_euclidean:" in second.stderr
+    assert "localrule track" in second.stderr
     assert records.read(record)
+    log = (work / "logs/smoke/run/euclidean.log").read_text()
+    assert "wine / euclidean: results/smoke/runs/wine/euclidean/part0.json is current" in log
+    assert "iris / euclidean / split 0" in log and "wine / euclidean / split" not in log
 
 
 # ---- 6. non-finite numbers are refused where a finite number is meant

@@ -255,3 +255,50 @@ def test_a_reduced_method_carries_its_reduction_as_tag_and_parameter(mlflow_uri,
     frame = runs.load("track-test")[0].set_index("method")
     assert frame.loc["euclidean+ls", "hubness_reduction"] == "LS k=5"
     assert frame.loc["euclidean+ls", "method_params"] == frame.loc["euclidean", "method_params"]
+
+
+class _Calls:
+    """An MLflow client stand-in that keeps the log_batch calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def log_batch(self, run_id, metrics, params, tags):
+        self.calls.append((metrics, params, tags))
+
+
+def test_a_runs_values_go_in_one_log_batch_call_when_mlflow_allows():
+    client = _Calls()
+    tracking._log(client, "r", {f"m{i}": i / 7 for i in range(60)},
+                  params={f"p{i}": i for i in range(40)}, tags={f"t{i}": "x" for i in range(20)},
+                  histories={"curve.a": [0.5] * 30})
+    assert len(client.calls) == 1
+    metrics, params, tags = client.calls[0]
+    assert (len(metrics), len(params), len(tags)) == (90, 40, 20)
+
+
+def test_large_runs_are_split_within_mlflows_batch_and_request_limits():
+    """Every call passes MLflow's own checks (entity counts, the tracking server's 1 MB request
+    size) and every value is logged exactly once."""
+    from mlflow.protos.service_pb2 import LogBatch
+    from mlflow.utils.proto_json_utils import message_to_json
+    from mlflow.utils.validation import _validate_batch_log_api_req, _validate_batch_log_limits
+
+    client = _Calls()
+    metrics = {f"m{i}": float(i) for i in range(150)}
+    params = {f"p{i:03d}": "v" * 7000 for i in range(250)}
+    tags = {f"t{i:03d}": "w" * 5000 for i in range(120)}
+    histories = {"curve.a": [float(s) for s in range(1500)], "curve.b": [0.25] * 700}
+    tracking._log(client, "r", metrics, params=params, tags=tags, histories=histories)
+    for m, p, t in client.calls:
+        _validate_batch_log_limits(m, p, t)
+        _validate_batch_log_api_req(message_to_json(LogBatch(
+            run_id="r", metrics=[x.to_proto() for x in m], params=[x.to_proto() for x in p],
+            tags=[x.to_proto() for x in t])))
+    logged_metrics = [(x.key, x.step, x.value) for m, _, _ in client.calls for x in m]
+    expected = [(k, 0, v) for k, v in metrics.items()] + [
+        (k, s, v) for k, values in histories.items() for s, v in enumerate(values)]
+    assert sorted(logged_metrics) == sorted(expected)
+    assert sorted((x.key, x.value) for _, p, _ in client.calls for x in p) == sorted(
+        (k, v[:6000]) for k, v in params.items())
+    assert sorted(x.key for _, _, t in client.calls for x in t) == sorted(tags)

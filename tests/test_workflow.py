@@ -203,4 +203,4 @@ def test_a_fresh_clone_with_a_committed_report_still_runs_the_benchmark(tmp_path
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout + result.stderr
     assert "Nothing to be done" not in out
-    assert "run_job" in out and "track" in out
+    assert "run_euclidean" in out and "track" in out

@@ -5,7 +5,7 @@
     dmlbench check-config FILE        validate a config (schema + names + parameters)
     dmlbench dataset NAME...          build and cache data sets (downloads: --mirror, --offline)
     dmlbench split NAME ...           make and save one data set's splits
-    dmlbench run --job JSON           run one job, write its record file
+    dmlbench run --job JSON           run one job, write its record file (--batch: several)
     dmlbench study KIND --job JSON    run one job of a side study (e.g. mvce_validation)
     dmlbench ingest FILE...           import record files (and study documents) into MLflow
     dmlbench report ...               build the HTML report from MLflow (or from published records)
@@ -127,14 +127,25 @@ def _split(args) -> None:
 
 
 def _run(args) -> None:
-    spec = json.loads(args.job)
-    check_writable(args.out)
-    split_records = job.run(spec, threads=args.threads, progress=True, record_path=args.out)
-    records.write(args.out, split_records)
-    for record in split_records:
-        acc = {k: round(v, 4) for k, v in record["metrics"].items() if k.startswith("accuracy")}
-        print(f"{spec['dataset']['label']} / {spec['method']['label']} / split "
-              f"{record['split']['index']}: {acc}", file=sys.stderr)
+    if (args.job is None) == (args.batch is None):
+        raise ValueError("give either --job SPEC with --out FILE, or --batch JSON")
+    if args.batch is not None:
+        ran = job.run_batch(json.loads(args.batch), threads=args.threads)
+    else:
+        if args.out is None:
+            raise ValueError("--job needs --out FILE (the record file to write)")
+        check_writable(args.out)
+        spec = json.loads(args.job)
+        records.write(args.out, job.run(spec, threads=args.threads, progress=True,
+                                        record_path=args.out))
+        ran = [{"job": spec, "out": args.out}]
+    for entry in ran:
+        spec = entry["job"]
+        for record in records.read(entry["out"]):
+            acc = {k: round(v, 4) for k, v in record["metrics"].items()
+                   if k.startswith("accuracy")}
+            print(f"{spec['dataset']['label']} / {spec['method']['label']} / split "
+                  f"{record['split']['index']}: {acc}", file=sys.stderr)
 
 
 def _study(args) -> None:
@@ -249,10 +260,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True)
     s.set_defaults(func=_split)
 
-    s = sub.add_parser("run", help="run one job: a method on a data set, for some of its splits")
-    s.add_argument("--job", required=True, help="job spec as JSON (dmlbench.run.plan.job_spec)")
+    s = sub.add_parser("run", help="run one job (a method on a data set, for some of its "
+                                   "splits), or a batch of jobs one after the other")
+    s.add_argument("--job", help="job spec as JSON (dmlbench.run.plan.job_spec)")
+    s.add_argument("--out", help="record file to write (with --job)")
+    s.add_argument("--batch", help="jobs as a JSON list of {\"job\": spec, \"out\": record "
+                                   "file}, run in this order; a job whose record file is "
+                                   "current is skipped (the workflow's run steps)")
     s.add_argument("--threads", type=int, default=1, help="BLAS threads")
-    s.add_argument("--out", required=True, help="record file to write")
     s.set_defaults(func=_run)
 
     s = sub.add_parser("study", help="run one job of a side study (e.g. the MVCE solver check)")

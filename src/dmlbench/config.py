@@ -225,6 +225,12 @@ def splits_per_job(config: dict, label: str) -> int | None:
     return config["methods"][label].get("splits_per_job", config.get("splits_per_job"))
 
 
+def datasets_per_job(config: dict, label: str) -> int | None:
+    """Data sets one process runs a method entry on (its own value, else the config's; None:
+    all of them)."""
+    return config["methods"][label].get("datasets_per_job", config.get("datasets_per_job"))
+
+
 def max_splits(config: dict, label: str, dataset: str, n: int) -> int:
     """The splits a method entry runs on a data set of n splits (`max_splits`: a number for
     every data set, or a mapping from data-set labels to numbers)."""

@@ -27,6 +27,7 @@ except dmlconfig.ConfigError as err:
 BENCH = dmlconfig.benchmark(CFG)
 CACHE = dmlconfig.cache_dir(CFG)
 JOBS = dmlplan.jobs(CFG)
+BATCHES = dmlplan.batches(CFG)
 STUDY_JOBS = dmlstudies.jobs(CFG)
 MIRROR, OFFLINE = dmlconfig.data_source(CFG)
 
@@ -61,8 +62,6 @@ shell.prefix(job_shell_prefix())
 wildcard_constraints:
     name=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
     dataset=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
-    method=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
-    part=r"\d+",
     study="|".join(sorted({kind for kind, _ in STUDY_JOBS})) or "no-study",
 
 
@@ -82,23 +81,18 @@ def dataset_files(label):
     return {"npz": npz, "meta": meta}
 
 
-def job_of(wildcards):
-    return dmlplan.job_of(CFG, wildcards.dataset, wildcards.method, int(wildcards.part))
+def batch_inputs(batch):
+    """The cached data sets and split files the jobs of a batch read."""
+    labels = dict.fromkeys(job.dataset for job in batch.jobs)
+    return [path for label in labels for path in
+            [*dataset_files(label).values(), dmlplan.split_path(CFG, label)]]
 
 
-def job_resources(wildcards):
-    """threads, mem_mb and runtime (minutes) from the data-set size (dmlbench.run.resources)."""
-    return dmlplan.job_resources(CFG, job_of(wildcards))
-
-
-def job_inputs(wildcards):
-    return {**dataset_files(wildcards.dataset),
-            "split": dmlplan.split_path(CFG, wildcards.dataset)}
-
-
-def job_spec(wildcards):
-    job = job_of(wildcards)
-    return json.dumps(dmlplan.job_spec(CFG, job.dataset, job.method, job.splits), sort_keys=True)
+def batch_argument(batch):
+    """`dmlbench run --batch`: each job's spec and record file, as JSON."""
+    return json.dumps([{"job": dmlplan.job_spec(CFG, job.dataset, job.method, job.splits),
+                        "out": dmlplan.record_path(CFG, job)} for job in batch.jobs],
+                      sort_keys=True)
 
 
 def study_spec(wildcards):

@@ -1,22 +1,28 @@
-# One job per (data set, method, batch of splits): for each split, preprocess (fit on the
-# training part), fit, evaluate; one record file per job.
+# One step per batch of jobs (dmlbench.run.plan.batches: one method on `datasets_per_job` of its
+# data sets, default all, for one batch of splits), in one process: for each job and each of its
+# splits, preprocess (fit on the training part), fit, evaluate; one record file per job. The
+# record files are `update` outputs: Snakemake keeps them when it reruns the step (a job of it
+# changed, or a record file is missing), and `dmlbench run --batch` skips every job whose record
+# file is current, so only the changed jobs are computed again.
 
+for _batch in BATCHES:
 
-rule run_job:
-    input:
-        unpack(job_inputs),
-    output:
-        f"results/{BENCH}/runs/{{dataset}}/{{method}}/part{{part}}.json",
-    params:
-        job=job_spec,
-    threads: lambda wildcards: job_resources(wildcards)["threads"]
-    resources:
-        mem_mb=lambda wildcards: job_resources(wildcards)["mem_mb"],
-        runtime=lambda wildcards: job_resources(wildcards)["runtime"],
-    log:
-        f"logs/{BENCH}/{{dataset}}/{{method}}/part{{part}}.log",
-    conda:
-        "../envs/dmlbench.yaml"
-    shell:
-        "python -m dmlbench.cli run --job {params.job:q} --threads {threads} --out {output:q} "
-        "2> {log:q}"
+    rule:
+        name:
+            f"run_{_batch.name}"
+        input:
+            batch_inputs(_batch),
+        output:
+            [update(dmlplan.record_path(CFG, job)) for job in _batch.jobs],
+        params:
+            batch=batch_argument(_batch),
+        threads: dmlplan.batch_resources(CFG, _batch)["threads"]
+        resources:
+            mem_mb=dmlplan.batch_resources(CFG, _batch)["mem_mb"],
+            runtime=dmlplan.batch_resources(CFG, _batch)["runtime"],
+        log:
+            f"logs/{BENCH}/run/{_batch.name}.log",
+        conda:
+            "../envs/dmlbench.yaml"
+        shell:
+            "python -m dmlbench.cli run --batch {params.batch:q} --threads {threads} 2> {log:q}"

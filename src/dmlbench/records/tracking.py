@@ -225,9 +225,27 @@ def canonical_runs(frame):
     return order.drop_duplicates(column).drop(columns="_unfinished").sort_index()
 
 
-def _batches(items, size):
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
+#: MLflow's limits of one `log_batch` call (mlflow.utils.validation): entities of each kind and in
+#: all, and the JSON size of a request to a tracking server (kept with a margin for the envelope)
+_MAX_PARAMS_TAGS, _MAX_METRICS, _MAX_ENTITIES, _MAX_REQUEST_CHARS = 100, 1000, 1000, 900_000
+
+
+def _batches(metrics: list, params: list, tags: list):
+    """Params, tags and metrics packed into as few `log_batch` calls as MLflow's limits allow
+    (each call is one database transaction), in order; yields (metrics, params, tags)."""
+    batch, size = {"params": [], "tags": [], "metrics": []}, 0
+    limits = {"params": _MAX_PARAMS_TAGS, "tags": _MAX_PARAMS_TAGS, "metrics": _MAX_METRICS}
+    for kind, items in (("params", params), ("tags", tags), ("metrics", metrics)):
+        for item in items:
+            cost = len(json.dumps(item.key)) + len(json.dumps(item.value)) + 128
+            if (len(batch[kind]) == limits[kind] or size + cost > _MAX_REQUEST_CHARS
+                    or sum(map(len, batch.values())) == _MAX_ENTITIES):
+                yield batch["metrics"], batch["params"], batch["tags"]
+                batch, size = {"params": [], "tags": [], "metrics": []}, 0
+            batch[kind].append(item)
+            size += cost
+    if any(batch.values()):
+        yield batch["metrics"], batch["params"], batch["tags"]
 
 
 def _log(mlclient, run_id: str, metrics: dict, params: dict | None = None,
@@ -239,12 +257,10 @@ def _log(mlclient, run_id: str, metrics: dict, params: dict | None = None,
                    if v is not None and np.isfinite(v)]
     metric_list += [Metric(k, float(v), now, step) for k, values in sorted((histories or {}).items())
                     for step, v in enumerate(values) if np.isfinite(v)]
-    for chunk in _batches(metric_list, 1000):
-        mlclient.log_batch(run_id, metrics=chunk)
-    for chunk in _batches([Param(k, str(v)[:6000]) for k, v in sorted((params or {}).items())], 100):
-        mlclient.log_batch(run_id, params=chunk)
-    for chunk in _batches([RunTag(k, str(v)[:5000]) for k, v in sorted((tags or {}).items())], 100):
-        mlclient.log_batch(run_id, tags=chunk)
+    param_list = [Param(k, str(v)[:6000]) for k, v in sorted((params or {}).items())]
+    tag_list = [RunTag(k, str(v)[:5000]) for k, v in sorted((tags or {}).items())]
+    for metrics_now, params_now, tags_now in _batches(metric_list, param_list, tag_list):
+        mlclient.log_batch(run_id, metrics=metrics_now, params=params_now, tags=tags_now)
 
 
 def _flat_params(record: dict) -> dict:

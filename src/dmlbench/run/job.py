@@ -4,6 +4,7 @@ fit -> evaluate -> result record. Records are the source of truth; MLflow only i
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ from tqdm.auto import tqdm
 
 from .. import data, records
 from .. import vocabulary as voc
-from ..files import write_npz
+from ..files import check_writable, read_json, write_npz
 from ..measure import hubness
 from ..measure.evaluation import PeakMemory, evaluate, stopwatch
 from ..methods import plugins
@@ -132,6 +133,57 @@ def run(spec: dict, threads: int = 1, progress: bool = True,
     for record in out:
         record["metrics"].update(pooled)
     return out
+
+
+def run_batch(batch: list[dict], threads: int = 1, progress: bool = True) -> list[dict]:
+    """Run the jobs of a batch (`dmlbench.run.plan.batches`) one after the other in this
+    process, each entry {"job": job spec, "out": its record file}, writing each record file as
+    soon as its job ends. A job whose record file is current (`is_current`) is skipped: the
+    workflow reruns a batch when one of its jobs changed, or its record file is missing, and
+    leaves the record files of the others in place (Snakemake's `update` outputs). Returns the
+    entries run (the others were current)."""
+    ran = []
+    for entry in batch:
+        spec, out = entry["job"], entry["out"]
+        if is_current(spec, out):
+            print(f"{_label(spec)}: {out} is current, kept", file=sys.stderr)
+            continue
+        check_writable(out)
+        records.write(out, run(spec, threads=threads, progress=progress, record_path=out))
+        ran.append(entry)
+    return ran
+
+
+def _label(spec: dict) -> str:
+    return f"{spec['dataset']['label']} / {spec['method']['label']}"
+
+
+def is_current(spec: dict, path: str | Path) -> bool:
+    """Whether record file `path` holds the results of job `spec` as a run now would give them
+    (up to timings): it is readable and valid, its records have the spec's identity
+    (`parent_key`) and exactly its splits, were computed on the cached data set as it is (its
+    sha256), their arrays files are intact, and it is newer than the data set and split files
+    the job reads (Snakemake's rule for rerunning a job whose inputs changed)."""
+    path = Path(path)
+    arrays, meta = data.cache.paths(spec["dataset"]["name"], spec["cache"])
+    try:
+        written = path.stat().st_mtime
+        if any(f.stat().st_mtime > written for f in (arrays, meta, Path(spec["split_file"]))):
+            return False
+        split_records = records.read(path)
+        sha256 = read_json(meta)["sha256"]
+    except (OSError, ValueError):
+        return False
+    if sorted(r["split"]["index"] for r in split_records) != sorted(spec["splits"]):
+        return False
+    return all(r["parent_key"] == spec["parent_key"] and r["dataset"]["sha256"] == sha256
+               and ("arrays" not in r or _arrays_intact(path, r["arrays"]))
+               for r in split_records)
+
+
+def _arrays_intact(record_path: Path, entry: dict) -> bool:
+    source = record_path.parent / entry["file"]
+    return source.exists() and hashlib.sha256(source.read_bytes()).hexdigest() == entry["sha256"]
 
 
 def pooled_hubness(pool: list, n: int, k: int) -> dict[str, float]:

@@ -153,8 +153,8 @@ def n_splits(config: dict, label: str) -> int:
 
 def jobs(config: dict) -> list[Job]:
     """Every job of the benchmark. A job runs `splits_per_job` splits of one (data set, method)
-    in one process (default: all of them), which saves the ~3 s interpreter start-up per split.
-    A method's `max_splits` runs only the first splits of each data set (a slow method on a
+    (default: all of them) and writes one record file; the workflow runs a `Batch` of jobs per
+    process (`batches`). A method's `max_splits` runs only the first splits of each data set (a slow method on a
     protocol with many repeats), or of the data sets it maps to a number; its parent run then
     aggregates that many."""
     out = []
@@ -170,11 +170,51 @@ def jobs(config: dict) -> list[Job]:
     return out
 
 
-def job_of(config: dict, dataset: str, method: str, part: int) -> Job:
+@dataclass(frozen=True)
+class Batch:
+    """The jobs one workflow step runs in one process, one after the other: one method's jobs
+    of the same `part` on `datasets_per_job` of its data sets (default all). A process costs
+    seconds of CPU before its first job (Python, scikit-learn, and the method's own libraries),
+    about as much as a whole job on a small data set; each job still writes its own record
+    file, and `dmlbench run --batch` skips a job whose record file is current
+    (`run.job.is_current`), so changing one data set's or method's settings recomputes only its
+    records. `name` is unique within the config, a word: the step's rule is `run_<name>`."""
+
+    name: str
+    jobs: tuple[Job, ...]
+
+
+def batches(config: dict) -> list[Batch]:
+    """The `Batch`es of the benchmark: every job of `jobs`, in that order within a batch."""
+    groups: dict[tuple[str, int], list[Job]] = {}
     for job in jobs(config):
-        if (job.dataset, job.method, job.part) == (dataset, method, part):
-            return job
-    raise KeyError(f"no job ({dataset}, {method}, part {part}) in this config")
+        groups.setdefault((job.method, job.part), []).append(job)
+    out, names = [], set()
+    for (method, part), members in groups.items():
+        size = cfg.datasets_per_job(config, method) or len(members)
+        for start in range(0, len(members), size):
+            chunk = tuple(members[start:start + size])
+            name = _word(method) + (f"_part{part}" if part else "")
+            if size < len(members):
+                name += f"_{_word(chunk[0].dataset)}"
+            while name in names:  # labels that differ only in characters _word replaces
+                name += "_"
+            names.add(name)
+            out.append(Batch(name, chunk))
+    return out
+
+
+def _word(label: str) -> str:
+    """A label as a word (rule names): characters other than letters, digits and _ become _."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in label)
+
+
+def batch_resources(config: dict, batch: Batch) -> dict:
+    """{threads, mem_mb, runtime} of a batch: the most threads and memory any of its jobs asks
+    for (`job_resources`), and the sum of their time limits."""
+    each = [job_resources(config, job) for job in batch.jobs]
+    return {"threads": max(r["threads"] for r in each), "mem_mb": max(r["mem_mb"] for r in each),
+            "runtime": sum(r["runtime"] for r in each)}
 
 
 def summary(config: dict) -> str:
