@@ -13,7 +13,9 @@ waited for; the `sitecustomize.py` the script puts first on PYTHONPATH writes it
 script measures the whole tree (`os.wait4` on Snakemake). Non-Python processes (the job shells,
 `git`) are the rest: whole tree minus every Python process's own CPU. Job time is the sum of the
 `*_cpu_s` timings of the records the run's jobs wrote (`results/<benchmark>/runs`). CPU seconds
-depend far less on other load than wall time, so shares measured on a busy machine hold.
+depend far less on other load than wall time, but heavy load inflates them too (cache and memory
+contention: LMNN's jobs took 1.5x the CPU seconds at a load average of 11 on 2 cores), so give
+the load with the figures.
 """
 
 from __future__ import annotations
