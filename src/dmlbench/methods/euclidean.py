@@ -42,6 +42,7 @@ class Euclidean(LinearMetric):
     family = "baseline"
     papers = ("am17", "sh17", "on11", "am07", "ch12")
     min_classes = 1
+    learns_from_training = False  # its vectors are the points themselves
 
     def fit(self, X, y):
         X, y = check_training_data(X, y, self.min_classes)
