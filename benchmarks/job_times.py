@@ -1,10 +1,11 @@
 """Job time of a finished run, from its records: per method and per data set, the sum over the
-splits of the wall times each record holds (preprocessing, fit, prediction, training-set
-search), and the local metrics' RMVEM / RMLE ratio per job (mean RMVEM form over mean RMLE
+splits of the wall (or CPU, `--cpu`) times each record holds (preprocessing, fit, prediction,
+training-set search, a leave-one-out job's share of its one pass), and the local metrics' RMVEM / RMLE ratio per job (mean RMVEM form over mean RMLE
 form; issue goal: at most 2x), per data set and for the whole run.
 
     python benchmarks/job_times.py reports/abou-moustafa-2017/records
     python benchmarks/job_times.py results/abou-moustafa-2017/records --datasets satimage wdbc
+    python benchmarks/job_times.py results/hubness-reduction --datasets dexter --cpu
 
 Reads the published record parts (`runs/<data set>/<method>/part*.json[.gz]`); times are those
 of the machine that ran the jobs (`environment` in each record).
@@ -19,8 +20,9 @@ from pathlib import Path
 from dmlbench import records
 
 
-def job_seconds(root: Path) -> dict[tuple[str, str], float]:
-    """{(data set, method): wall seconds summed over the records of its parts}."""
+def job_seconds(root: Path, clock: str = "wall") -> dict[tuple[str, str], float]:
+    """{(data set, method): wall (or, with `clock="cpu"`, CPU) seconds summed over the records
+    of its parts}."""
     times: dict[tuple[str, str], float] = defaultdict(float)
     parts = sorted(root.glob("runs/*/*/part*.json*"))
     if not parts:
@@ -29,7 +31,8 @@ def job_seconds(root: Path) -> dict[tuple[str, str], float]:
         for record in records.read(part):
             key = (record["dataset"]["label"], record["method"]["label"])
             times[key] += sum(
-                value for name, value in record["timings"].items() if name.endswith("_wall_s"))
+                value for name, value in record["timings"].items()
+                if name.endswith(f"_{clock}_s"))
     return times
 
 
@@ -37,8 +40,9 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("records", type=Path, help="a run's records directory")
     p.add_argument("--datasets", nargs="*", help="print these data sets' rows (default: all)")
+    p.add_argument("--cpu", action="store_true", help="CPU seconds instead of wall seconds")
     args = p.parse_args(argv)
-    times = job_seconds(args.records)
+    times = job_seconds(args.records, "cpu" if args.cpu else "wall")
     methods = sorted({m for _, m in times})
     per_method = {m: sum(t for (_, mm), t in times.items() if mm == m) for m in methods}
     print(f"job time {sum(times.values()):.0f} s over {len(times)} jobs")

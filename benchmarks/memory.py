@@ -1,71 +1,60 @@
-"""Peak memory of one benchmark job on MNIST-sized data (60000 training + 10000 test points,
-784 features, z-score then PCA to 120), measured on the real job path (`dmlbench run`).
+"""Time and peak memory of the jobs of `config/mnist-sized.yaml` as the data grow to MNIST's
+size: n = 1 000 ... 70 000 points of 784 features, split 6 : 1 into training and test points as
+MNIST is (60 000 / 10 000 at full size), measured on the real job path (`dmlbench run`).
 
-The data are synthetic and MNIST-shaped (10 classes, integer pixel values 0..255 from a
-low-rank class model plus noise; MNIST itself arrives with the data-set registry). Each method
-runs in a fresh process; we report the whole process's peak resident memory (the kernel's
-VmHWM, including the interpreter, imports and loading the cached data set), the job's
-own per-split figures from its record (`peak_rss_mb`, `peak_rss_delta_mb`), and compare them
-against the raw data size and against the memory the workflow reserves for such a job
-(`dmlbench.run.resources.job_mem_mb`, the stated budget).
+The data are `dmlbench.data.generators.mnist_like(n)` (10 classes, integer pixels 0..255 from a
+low-rank class model plus noise; the registry's `mnist-like` is its full-size draw). Each job
+(a method on a data-set entry of the config: Euclidean and Move-labeled on the pixels, NCA's
+stochastic-learning variant and Euclidean after PCA to 100) runs in a fresh process with one
+BLAS thread. Reported per job: the process's wall and CPU seconds (start-up, imports and
+loading the cached set included), its peak resident memory (the kernel's VmHWM), the job's own
+per-split peak from its record (`peak_rss_mb`), and the process peak against the raw data size
+and against the memory the workflow reserves for the job (`dmlbench.run.resources.job_mem_mb`).
 
-    python benchmarks/memory.py            # full size (a few minutes on 2 cores)
-    python benchmarks/memory.py --quick    # 14000 x 784 (12000 + 2000), seconds
+    python benchmarks/memory.py                         # n = 1000, 4000, 16000, 70000
+    python benchmarks/memory.py --quick                 # n = 1000, 4000, 14000
+    python benchmarks/memory.py --sizes 1000,8000 --methods euclidean,nca_sl
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from dmlbench import config, data, records
-from dmlbench.data.embedded import RawData
+from dmlbench.data.generators import mnist_like
 from dmlbench.run import plan, protocols, resources
 
 MiB = 2**20
+CONFIG = Path(__file__).resolve().parents[1] / "config" / "mnist-sized.yaml"
+FULL_SIZES, QUICK_SIZES = (1000, 4000, 16000, 70000), (1000, 4000, 14000)
 
 
-def mnist_like(n: int, d: int = 784, n_classes: int = 10, rank: int = 40, seed: int = 0):
-    """n images of d 'pixels' in 0..255: class means and within-class variation in a random
-    rank-`rank` subspace, plus pixel noise; built in chunks of rows."""
-    rng = np.random.default_rng(seed)
-    basis = rng.normal(size=(rank, d)) / np.sqrt(rank)
-    centres = rng.normal(scale=0.6, size=(n_classes, rank))
-    y = np.arange(n) % n_classes
-    rng.shuffle(y)
-    X = np.empty((n, d))
-    for start in range(0, n, 5000):
-        rows = slice(start, start + 5000)
-        latent = centres[y[rows]] + rng.normal(size=(len(y[rows]), rank))
-        X[rows] = np.clip(np.rint(60 * latent @ basis + 100 + rng.normal(scale=20, size=(len(y[rows]), d))),
-                          0, 255)
-    return X, y
-
-
-def prepare(cache: Path, n_train: int, n_test: int) -> tuple[dict, int, int]:
-    """Cache the synthetic data set and its split; return (config, n, d)."""
-    X, y = mnist_like(n_train + n_test)
-    Xv, yv, meta = data.cache.validate("synthetic-mnist", RawData(X, y))
+def prepare(cache: Path, n: int) -> tuple[dict, int]:
+    """Cache mnist_like(n) as `mnist-like-n<n>`, point the config's data-set entries at it with
+    a 6 : 1 holdout, save the split; return (config, d)."""
+    name = f"mnist-like-n{n}"
+    Xv, yv, meta = data.cache.validate(name, mnist_like(n))
     meta.update(source="generator", papers=[], notes="benchmarks/memory.py")
-    data.save(data.Dataset("synthetic-mnist", Xv, yv, meta), cache)
-    protocol = {"kind": "holdout", "repeats": 1, "train_size": n_train, "test_size": n_test}
-    cfg = config.with_defaults({
-        "benchmark": "memory", "protocol": protocol, "preprocess": ["zscore", {"pca": 120}],
-        "data": {"cache": str(cache)}, "k": [1, 3, 5], "hubness_k": 10,
-        "datasets": {"synthetic-mnist": None},
-        "methods": {"euclidean": None, "lda": None},
-    })
+    data.save(data.Dataset(name, Xv, yv, meta), cache)
+    raw = config.read(CONFIG)
+    n_test = n // 7
+    protocol = {"kind": "holdout", "repeats": 1, "train_size": n - n_test, "test_size": n_test}
+    raw.update(protocol=protocol, data={"cache": str(cache)})
+    raw["datasets"] = {label: {**(entry or {}), "dataset": name}
+                       for label, entry in raw["datasets"].items()}
+    cfg = config.with_defaults(raw)
     splits = protocols.make_splits(yv, protocol, cfg["seed"])
-    protocols.save_splits(plan.split_path(cfg, "synthetic-mnist"), splits, protocol,
-                          cfg["seed"], meta["sha256"])
-    return cfg, meta["n"], meta["d"]
+    for label in cfg["datasets"]:
+        protocols.save_splits(plan.split_path(cfg, label), splits, protocol, cfg["seed"],
+                              meta["sha256"])
+    return cfg, meta["d"]
 
 
 #: runs `dmlbench run` (or only its imports) in a fresh process and prints the process's peak
@@ -84,49 +73,61 @@ sys.exit(code)
 """
 
 
-def _peak_process(args: list[str]) -> float:
-    """Peak RSS (MiB) of `dmlbench <args>` (imports only when empty), run in a fresh process."""
+def _peak_process(args: list[str]) -> tuple[float, float, float]:
+    """(peak RSS in MiB, wall s, CPU s) of `dmlbench <args>` (imports only when empty), run in a
+    fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _CHILD, *args], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"dmlbench {' '.join(args[:1])} failed: {proc.stderr[-2000:]}")
-    return int(proc.stderr.rsplit("VmHWM", 1)[1].split()[0]) / 1024
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return int(proc.stderr.rsplit("VmHWM", 1)[1].split()[0]) / 1024, wall, cpu
 
 
-def run_job(cfg: dict, method: str, out: Path) -> tuple[float, float, dict]:
-    """(peak RSS of the whole `dmlbench run` process in MiB, wall seconds, its record)."""
-    spec = plan.job_spec(cfg, "synthetic-mnist", method, [0])
-    start = time.perf_counter()
-    peak = _peak_process(["run", "--job", json.dumps(spec), "--threads", "1", "--out", str(out)])
-    return peak, time.perf_counter() - start, records.read(out)[0]
-
-
-def interpreter_peak() -> float:
-    """Peak RSS (MiB) of a process that only imports what `dmlbench run` imports."""
-    return _peak_process([])
+def run_job(cfg: dict, dataset: str, method: str, out: Path) -> tuple[float, float, float, dict]:
+    """(process peak RSS in MiB, wall s, CPU s, the record) of one job, one BLAS thread."""
+    spec = plan.job_spec(cfg, dataset, method, [0])
+    peak, wall, cpu = _peak_process(["run", "--job", json.dumps(spec), "--threads", "1",
+                                     "--out", str(out)])
+    return peak, wall, cpu, records.read(out)[0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="14000 x 784 instead of 70000 x 784")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"n = {', '.join(map(str, QUICK_SIZES))}")
+    parser.add_argument("--sizes", help="comma-separated n (default: "
+                        f"{', '.join(map(str, FULL_SIZES))})")
+    parser.add_argument("--methods", help="comma-separated method labels of the config "
+                        "(default: all)")
     args = parser.parse_args()
-    n_train, n_test = (12000, 2000) if args.quick else (60000, 10000)
-    with tempfile.TemporaryDirectory(prefix="dmlbench-memory-") as tmp:
-        cfg, n, d = prepare(Path(tmp) / "cache", n_train, n_test)
-        raw_mb = n * d * 8 / MiB
-        budget = resources.job_mem_mb(n, d, cfg["preprocess"])
-        base = interpreter_peak()
-        print(f"data: {n} x {d} float64 = {raw_mb:.0f} MiB; train {n_train}, test {n_test}; "
-              f"zscore + PCA 120")
-        print(f"interpreter with dmlbench imported: {base:.0f} MiB peak RSS")
-        print(f"reserved per job by the workflow (resources.job_mem_mb): {budget} MiB")
-        print(f"{'method':<10} {'process peak':>13} {'split peak':>11} {'split rise':>11} "
-              f"{'peak / data':>12} {'peak / reserved':>16} {'wall s':>7}")
-        for method in cfg["methods"]:
-            peak, wall, record = run_job(cfg, method, Path(tmp) / f"{method}.json")
-            t = record["timings"]
-            print(f"{method:<10} {peak:>10.0f} MiB {t['peak_rss_mb']:>7.0f} MiB "
-                  f"{t['peak_rss_delta_mb']:>7.0f} MiB {peak / raw_mb:>12.2f} {peak / budget:>16.2f} "
-                  f"{wall:>7.1f}   (accuracy k=1: {record['metrics']['accuracy_k1']:.3f})")
+    sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes
+             else QUICK_SIZES if args.quick else FULL_SIZES)
+    wanted = args.methods.split(",") if args.methods else None
+    base = _peak_process([])[0]
+    print(f"config: {CONFIG.name}; one BLAS thread per job; interpreter with dmlbench "
+          f"imported: {base:.0f} MiB peak RSS")
+    print(f"{'n':>6} {'d':>4} {'data set':<18} {'method':<13} {'wall s':>8} {'CPU s':>8} "
+          f"{'peak MiB':>9} {'split MiB':>9} {'peak/data':>9} {'peak/rsv':>8} {'acc k=1':>7} "
+          f"{'skew N5':>7}", flush=True)
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="dmlbench-memory-") as tmp:
+            cfg, d = prepare(Path(tmp) / "cache", n)
+            raw_mb = n * d * 8 / MiB
+            jobs = [(ds, m) for ds in cfg["datasets"] for m in cfg["methods"]
+                    if ds in config.method_datasets(cfg, m) and (not wanted or m in wanted)]
+            for dataset, method in jobs:
+                budget = resources.job_mem_mb(n, d, config.dataset_preprocess(cfg, dataset))
+                peak, wall, cpu, record = run_job(cfg, dataset, method,
+                                                  Path(tmp) / f"{dataset}-{method}.json")
+                m = record["metrics"]
+                print(f"{n:>6} {d:>4} {dataset:<18} {method:<13} {wall:>8.1f} "
+                      f"{cpu:>8.1f} {peak:>9.0f} {record['timings']['peak_rss_mb']:>9.0f} "
+                      f"{peak / raw_mb:>9.2f} {peak / budget:>8.2f} {m['accuracy_k1']:>7.3f} "
+                      f"{m['skewness_n5']:>7.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -83,6 +83,21 @@ def test_saved_splits_roundtrip(tmp_path):
         protocols.load_split(path, 7)
 
 
+def test_a_rewritten_split_file_is_read_again(tmp_path):
+    """The open split file is kept between splits, keyed by the file's identity: a new file in
+    its place (the split rule writes by rename) is read, not the old one."""
+    path = tmp_path / "s.npz"
+    first = protocols.make_splits(Y, {"kind": "kfold", "folds": 5}, 1)
+    protocols.save_splits(path, first, {"kind": "kfold", "folds": 5}, 1, "ab" * 32)
+    assert np.array_equal(protocols.load_split(path, 0)[0].test, first[0].test)
+    second = protocols.make_splits(Y, {"kind": "kfold", "folds": 4}, 2)
+    protocols.save_splits(path, second, {"kind": "kfold", "folds": 4}, 2, "ab" * 32)
+    split, info = protocols.load_split(path, 0)
+    assert np.array_equal(split.test, second[0].test) and info["n_splits"] == 4
+    info["n_splits"] = 0  # a caller's copy
+    assert protocols.load_split(path, 0)[1]["n_splits"] == 4
+
+
 def test_protocol_ids_are_readable_and_distinct():
     a = protocols.protocol_id({"kind": "holdout", "repeats": 4, "train_fraction": 0.7}, 0)
     b = protocols.protocol_id({"kind": "holdout", "repeats": 4, "train_fraction": 0.7}, 1)

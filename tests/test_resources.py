@@ -39,3 +39,13 @@ def test_jobs_take_the_registry_size_unless_the_config_says_otherwise():
     assert plan.job_resources(CFG, _job("iris", "lmnn")) == {"threads": 2, "mem_mb": 12345,
                                                             "runtime": 99}
     assert resources.for_dataset("iris")["runtime"] == 10
+
+
+def test_limit_threads_holds_the_blas_pools_and_restores_them():
+    from threadpoolctl import threadpool_info
+
+    before = {(i["filepath"], i["num_threads"]) for i in threadpool_info()}
+    for _ in range(2):  # the second time with the kept controller
+        with resources.limit_threads(1):
+            assert all(i["num_threads"] == 1 for i in threadpool_info())
+    assert {(i["filepath"], i["num_threads"]) for i in threadpool_info()} == before

@@ -333,6 +333,15 @@ _SPECS = [
                       "UCI's 5000-row file: waveform-uci",
                 origin="generator (Breiman et al. 1984; ESL section 12.7)",
                 extras={"seeded": lambda seed: generators.waveform(800, seed=seed)}),
+    DatasetSpec("mnist-like", "generator", generators.MNIST_LIKE_N, generators.MNIST_LIKE_D,
+                generators.MNIST_LIKE_CLASSES, lambda: generators.mnist_like(seed=0),
+                notes="synthetic, MNIST's shape: 70000 images of 28 x 28 integer pixels in "
+                      "0..255, 10 classes of 7000, a rank-40 class model plus pixel noise "
+                      "(dmlbench.data.generators.mnist_like), seed 0; for time and memory at "
+                      "MNIST size offline (the real MNIST is the download `mnist`)",
+                origin="generator (dmlbench.data.generators.mnist_like)",
+                class_counts={str(c): 7000 for c in range(generators.MNIST_LIKE_CLASSES)},
+                extras={"seeded": lambda seed: generators.mnist_like(seed=seed)}),
     # ---- downloads: UCI files (the mirror layout is <group>/<file>, as ../shared/data/uci)
     _download("glass", "glass", _uci_files("glass", "glass.data"), downloaded.glass,
               214, 9, 6, ("am17", "sh17", "on11", "am07"), UCI_HOME,

@@ -94,14 +94,28 @@ def _log_sf(t: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
     return out
 
 
+def local_spreads(points: np.ndarray, labelled: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """DisSim's ||x - c_k(x)||^2 of each row x of `points`, c_k(x) the centroid of the labelled
+    vectors `labelled[near[r]]` (summed in the order of `near`, then divided by k). Each row's
+    value depends on its own vectors only, not on the other rows (`run.loo` relies on it)."""
+    centroids = labelled[near[:, 0]]  # a copy: fancy indexing
+    for m in range(1, near.shape[1]):
+        centroids += labelled[near[:, m]]
+    centroids /= near.shape[1]
+    diff = np.subtract(points, centroids, out=centroids)
+    return np.einsum("ij,ij->i", diff, diff)
+
+
 class Reducer:
     """One reduction of one fitted method's labelled points: `kind` (one of `KINDS`), its
     `variant` (mutual proximity) or `k` (the others), `train` the labelled points' leave-one-out
     lists, `vectors` the method's search vectors (queries of the training points, labelled
-    points) when the reduction needs them."""
+    points) when the reduction needs them; `spread_train` DisSim's `local_spreads` of the
+    labelled points when the caller has them (else computed from `vectors`)."""
 
     def __init__(self, kind: str, train: Lists, n_labeled: int, *, variant: str | None = None,
-                 k: int | None = None, vectors=None, max_bytes: int = MAX_BLOCK_BYTES):
+                 k: int | None = None, vectors=None, spread_train=None,
+                 max_bytes: int = MAX_BLOCK_BYTES):
         self.kind, self.variant, self.k = kind, variant, k
         self.train, self.n, self.max_bytes = train, n_labeled, max_bytes
         self.vectors = vectors
@@ -117,11 +131,12 @@ class Reducer:
             self.scale_train = td[:, :k].mean(axis=1)
         elif kind == "mutual_proximity" and variant == "gaussian":
             self.mu_train, self.sd_train = td.mean(axis=1), td.std(axis=1)
+        elif kind == "dissim_local" and spread_train is not None:
+            self.spread_train = np.asarray(spread_train, dtype=float)
         elif kind == "dissim_local":
             labelled = vectors[1]
             near = euclidean_kneighbors(labelled, labelled, k, exclude_self=True)[1]
-            centroids = labelled[near].mean(axis=1)
-            self.spread_train = np.einsum("ij,ij->i", labelled - centroids, labelled - centroids)
+            self.spread_train = local_spreads(labelled, labelled, near)
 
     def keys(self, q: Lists, query_vectors=None) -> np.ndarray:
         """Ordering keys of every (query, candidate) pair of `q` (see the module docstring)."""
@@ -132,9 +147,7 @@ class Reducer:
             scale = np.sqrt(q.dist[:, :k].mean(axis=1)[:, None] * self.scale_train[ind])
             return _scale_keys(t, scale, 1)
         if kind == "dissim_local":
-            labelled = self.vectors[1]
-            centroids = labelled[ind[:, :k]].mean(axis=1)
-            spread = np.einsum("ij,ij->i", query_vectors - centroids, query_vectors - centroids)
+            spread = local_spreads(query_vectors, self.vectors[1], ind[:, :k])
             return t * t - spread[:, None] - self.spread_train[ind]
         if self.variant == "gaussian":
             mu, sd = t.mean(axis=1, keepdims=True), t.std(axis=1, keepdims=True)

@@ -60,6 +60,12 @@ class KNeighborsMethod(BaseEstimator):
     kind = "global"
     #: True for a `Classifier`: evaluated through `predict` only (no neighbour lists, no hubness)
     predicts_only = False
+    #: False when `fit` learns nothing from the training points: the method's distance is a
+    #: fixed function of the two points, and its `search_vectors` of a point are computed from
+    #: that point alone, the same bits whatever other points it was fitted on or transforms with
+    #: it (e.g. the Euclidean metric). Leave-one-out jobs of such a method then run in one pass
+    #: over all points (`dmlbench.run.loo`).
+    learns_from_training = True
     #: every `__init__` parameter -> its constraints (`dmlbench.methods.parameters`)
     _parameter_constraints: dict = {}
 

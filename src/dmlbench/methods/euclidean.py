@@ -45,6 +45,7 @@ class Euclidean(LinearMetric):
     family = "baseline"
     papers = ("am17", "sh17", "on11", "am07", "ch12")
     min_classes = 1
+    learns_from_training = False  # its vectors are the points themselves
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)

@@ -165,16 +165,28 @@ class HubnessReduced(KNeighborsMethod):
         return _label(self.get_params(deep=False))
 
     # ---- fit ----------------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, *, spread_train=None):
+        """Fit the method. `spread_train` (DisSim only): the training points' `local_spreads`
+        (`dmlbench.measure.hubness_reduction`) when the caller has them, as the one-pass
+        leave-one-out path (`dmlbench.run.loo`) has for every split; else they are computed from
+        the method's vectors at the first query."""
         self.method.fit(X, y)
         self.n_labeled_ = int(np.shape(y)[0])
         self.exact_ = (self.n_labeled_ <= self.exact_max or self.candidates >= self.n_labeled_)
         self._reducer = None
+        self._spread_train = spread_train
         return self
 
+    def widths(self, n_labeled: int) -> tuple[int, int]:
+        """(per query, per training point): how many of the method's nearest training points
+        the reduction uses with `n_labeled` training points: all of them (the others, for a
+        training point's leave-one-out list) up to `exact_max`, else `candidates`."""
+        if n_labeled <= self.exact_max or self.candidates >= n_labeled:
+            return n_labeled, n_labeled - 1
+        return min(self.candidates, n_labeled), min(self.candidates, n_labeled - 1)
+
     def _width(self, loo: bool) -> int:
-        full = self.n_labeled_ - 1 if loo else self.n_labeled_
-        return full if self.exact_ else min(self.candidates, full)
+        return self.widths(self.n_labeled_)[int(loo)]
 
     def _needs_vectors(self) -> bool:
         return _needs_vectors(self.reduction, self.distance)
@@ -201,7 +213,8 @@ class HubnessReduced(KNeighborsMethod):
                 dist, ind = self.method.train_kneighbors(width)
             train = Lists(dist, ind, np.arange(self.n_labeled_), width == self.n_labeled_ - 1)
             self._reducer = Reducer(self.reduction, train, self.n_labeled_, variant=self.variant,
-                                    k=self.k, vectors=vectors, max_bytes=self.max_bytes)
+                                    k=self.k, vectors=vectors, spread_train=self._spread_train,
+                                    max_bytes=self.max_bytes)
         return self._reducer
 
     # ---- the hooks answered with reduced lists ---------------------------------------------

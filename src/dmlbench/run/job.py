@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .. import data, records
@@ -19,7 +18,7 @@ from ..measure.evaluation import PeakMemory, evaluate, stopwatch
 from ..methods import plugins
 from ..methods import registry as method_registry
 from ..methods.hubness_reduced import HubnessReduced
-from . import preprocessing, protocols
+from . import loo, preprocessing, protocols, resources
 
 
 def method_seed(seed: int, split: int) -> int:
@@ -57,13 +56,16 @@ def plugin_record(spec: dict) -> dict | None:
 
 
 def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
-              record_path: str | Path | None = None, pool: list | None = None) -> dict:
+              record_path: str | Path | None = None, pool: list | None = None,
+              one_pass: loo.OnePass | None = None) -> dict:
     """Preprocess, fit and evaluate split `index`; return its record. The record's memory
     figures cover all of it (preprocessing streams over rows of the cached data set). With
     `record_path` (the record file the job will write), the method's `artifacts` go to
     `<record stem>.arrays/split<index>.npz` and the record names that file. With the spec's
     `hubness_reduction` the method is evaluated through it (`methods.hubness_reduced`). `pool`
-    receives (test points, their `hubness_k` nearest training points), as data-set indices."""
+    receives (test points, their `hubness_k` nearest training points), as data-set indices.
+    With `one_pass` (a leave-one-out job's pass over all points, `run.loo`) the split's rows
+    and method are its views of the pass: the same record, apart from timings."""
     split, info = protocols.load_split(spec["split_file"], index)
     if info["dataset_sha256"] != dataset.meta["sha256"]:
         raise ValueError(
@@ -73,16 +75,21 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
     y_train, y_test = dataset.y[split.train], dataset.y[split.test]
     est, params = build_estimator(spec, index)
     reduction = spec["hubness_reduction"]
-    if reduction is not None:
+    fit_params: dict = {}
+    if one_pass is not None:
+        est, fit_params = one_pass.estimator(split, reduction)
+    elif reduction is not None:
         est = HubnessReduced.from_settings(est, reduction)
     timings: dict = {}
     try:
-        with PeakMemory(timings), threadpool_limits(limits=threads):
+        with PeakMemory(timings), resources.limit_threads(threads):
             with stopwatch(timings, "preprocess"):
-                X_train, X_test, pre_info = preprocessing.fit_transform_rows(
-                    spec["preprocess"], dataset.X, split.train, split.test)
+                X_train, X_test, pre_info = (
+                    one_pass.rows(split) if one_pass is not None else
+                    preprocessing.fit_transform_rows(spec["preprocess"], dataset.X, split.train,
+                                                     split.test))
             with stopwatch(timings, "fit"):
-                est.fit(X_train, y_train)
+                est.fit(X_train, y_train, **fit_params)
             est.check_finite()
             kept: dict = {}
             metrics = evaluate(est, X_test, y_train, y_test, spec["k"], spec["hubness_k"],
@@ -94,6 +101,8 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
         where = label if name == label else f"{label} ({name})"
         raise ValueError(f"method '{spec['method']['label']}' on data set '{where}', split "
                          f"{index}: {err}") from err
+    if one_pass is not None:
+        one_pass.account(timings)
     key = records.job_key(spec["parent_key"], index)
     record = records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
                            threads)
@@ -122,11 +131,13 @@ def save_arrays(record_path: Path, index: int, arrays: dict) -> dict:
 def run(spec: dict, threads: int = 1, progress: bool = True,
         record_path: str | Path | None = None) -> list[dict]:
     """Run every split of the job described by `spec` (`dmlbench.run.plan.job_spec`); arrays are
-    kept only when the path of the record file to be written is given."""
+    kept only when the path of the record file to be written is given. A leave-one-out job
+    whose splits the shortcut of `run.loo` serves runs them from one pass over all points."""
     dataset = data.load(spec["dataset"]["name"], spec["cache"])
     label = f"{spec['dataset']['label']} / {spec['method']['label']}"
     pool: list = []
-    out = [run_split(spec, dataset, index, threads, progress, record_path, pool)
+    one_pass = loo.prepare(spec, dataset, build_estimator(spec, spec["splits"][0])[0], threads)
+    out = [run_split(spec, dataset, index, threads, progress, record_path, pool, one_pass)
            for index in tqdm(spec["splits"], desc=label, unit="split", disable=not progress,
                              mininterval=1.0)]
     pooled = pooled_hubness(pool, dataset.y.size, spec["hubness_k"])

@@ -86,6 +86,22 @@ def expand(steps: list) -> list:
     return out
 
 
+#: the steps that work on each row alone and fit nothing
+PER_ROW_STEPS = ("normalize", "image_crop", "gaussian_blur")
+
+
+def fits_nothing(steps: list) -> bool:
+    """True when every step of `steps` (presets expanded; none at all counts) is one of
+    `PER_ROW_STEPS`: a point's preprocessed row is then the same, bit for bit, whichever
+    training part the steps are "fitted" on and whichever rows are transformed with it. A step
+    fitted on the training part (center, zscore, minmax, pca) changes with it."""
+    def name(step):
+        if isinstance(step, dict) and len(step) == 1:
+            return next(iter(step))
+        return step if isinstance(step, str) else None
+    return all(name(step) in PER_ROW_STEPS for step in expand(steps))
+
+
 def _square_side(d: int, step: str, position: int) -> int:
     side = math.isqrt(d)
     if side * side != d:

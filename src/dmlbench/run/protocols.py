@@ -11,8 +11,10 @@ keep the order of the published files (the other protocols sort them).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -229,8 +231,21 @@ def save_splits(path, splits: list[Split], protocol: dict, seed: int, dataset_sh
 
 def load_split(path, index: int) -> tuple[Split, dict]:
     """Split `index` from a saved split file, with the file's protocol information."""
-    with np.load(path) as npz:
-        info = json.loads(str(npz["info"]))
-        if f"train_{index}" not in npz.files:
-            raise IndexError(f"{path} has {info['n_splits']} splits; split {index} does not exist")
-        return Split(index, npz[f"train_{index}"], npz[f"test_{index}"]), info
+    npz, info = _open_split_file(*_file_identity(path))
+    if f"train_{index}" not in npz.files:
+        raise IndexError(f"{path} has {info['n_splits']} splits; split {index} does not exist")
+    return Split(index, npz[f"train_{index}"], npz[f"test_{index}"]), dict(info)
+
+
+def _file_identity(path) -> tuple[str, int, int, int]:
+    stat = os.stat(path)
+    return str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=2)
+def _open_split_file(path: str, inode: int, size: int, mtime_ns: int):
+    """A split file, opened once per version of it (its identity is the key): opening reads
+    the zip directory of all its splits, 7 ms for the 300 of a leave-one-out job, and a job
+    reads its splits one by one. Split files are written by rename, never in place."""
+    npz = np.load(path)
+    return npz, json.loads(str(npz["info"]))

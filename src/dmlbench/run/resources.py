@@ -10,11 +10,17 @@ with its libraries, the cached data set (n x d float64), the preprocessed traini
 and one transformed copy (n x d' each, d' the dimension after PCA), and the k-NN search's distance
 blocks (`neighbors.MAX_BLOCK_BYTES`, a few at a time), times a safety factor for what a method keeps
 on top. The time limit grows with n x d' per split; both are upper bounds, not predictions.
+
+Inside a job, `limit_threads` holds the native thread pools (BLAS, OpenMP) to the rule's
+`threads`.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+
+from threadpoolctl import ThreadpoolController
 
 from ..data import registry as data_registry
 from ..measure.neighbours import MAX_BLOCK_BYTES
@@ -73,6 +79,22 @@ def for_job(n: int, d: int, preprocess: list, n_splits: int, overrides: dict) ->
 
 def for_dataset(name: str, spec=None) -> dict:
     """{mem_mb, runtime} of the rule that builds data set `name` (its registry spec, or `spec`
-    for a data set given by a file); downloads get 30 minutes."""
+    for a data set given by a file); any but an embedded one (downloads, generated sets such as
+    mnist-like) gets 30 minutes."""
     spec = spec or data_registry.get(name)
-    return {"mem_mb": dataset_mem_mb(spec.n, spec.d), "runtime": 30 if spec.downloads else 10}
+    return {"mem_mb": dataset_mem_mb(spec.n, spec.d), "runtime": 10 if spec.embedded else 30}
+
+
+_controller: tuple[int, ThreadpoolController] | None = None
+
+
+def limit_threads(threads: int):
+    """A context holding the native thread pools (BLAS, OpenMP) to `threads`, as threadpoolctl's
+    `threadpool_limits` does, with one controller per process: building one scans the loaded
+    libraries (6 ms, half the time of a split of a leave-one-out job in one pass). It is built
+    again when modules were imported since the last one (a new library may have come with
+    them)."""
+    global _controller
+    if _controller is None or _controller[0] != len(sys.modules):
+        _controller = (len(sys.modules), ThreadpoolController())
+    return _controller[1].limit(limits=threads)
