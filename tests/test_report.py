@@ -167,7 +167,7 @@ def test_bayesian_section_tables_and_simplex_plots(tmp_path):
 
     ctx = Context(k_matched_parents(), pd.DataFrame(), tmp_path, 10, [3, 5],
                   config={"report": {"rope": 0.01}})
-    sec = bayesian.bayesian_section(ctx)
+    sec = bayesian.bayesian_section(ctx).resolve()
     figures = [b["src"] for b in sec.blocks if b["kind"] == "figure"]
     assert figures == ["figures/bayesian_simplex_k3.png", "figures/bayesian_simplex_k5.png"]
     assert all((tmp_path / f).stat().st_size > 0 for f in figures)
@@ -185,15 +185,19 @@ def test_bayesian_section_tables_and_simplex_plots(tmp_path):
 
 
 def test_accuracy_against_skewness_figure_draws_more_methods_than_markers(tmp_path):
-    """Oneata 2011's config has 47 method labels: each gets a marker (12 shapes, cycled)."""
-    from dmlbench import vocabulary as voc
+    """Oneata 2011's config has 47 method labels: each gets a marker (14 shapes, then line
+    styles), in the colour of its family."""
+    from dmlbench.report import palette
+    from dmlbench.report.base import render_figure
     from dmlbench.report.sections.hubness_study import accuracy_figure
 
     methods = ["euclidean"] + [f"m{i:02d}" for i in range(46)]
     frame = pd.DataFrame({"dataset": "iris", "method": methods,
                           "method_name": ["euclidean"] + ["nca"] * 46,
-                          voc.mean(voc.skewness(10)): np.linspace(0.0, 1.0, 47),
-                          voc.mean(voc.accuracy(1)): np.linspace(0.5, 1.0, 47)})
-    ctx = Context(frame, pd.DataFrame(), tmp_path, 10, [1])
-    name = accuracy_figure(ctx, voc.accuracy(1), 10, tmp_path)
+                          "family": ["baseline"] + ["nca"] * 46,
+                          "skewness": np.linspace(0.0, 1.0, 47),
+                          "accuracy": np.linspace(50, 100, 47)})
+    style = palette.styles(frame)
+    assert len({(s.colour, s.marker, s.linestyle) for s in style.values()}) == 47
+    name = render_figure(tmp_path, "a.png", accuracy_figure, frame, style, "accuracy_k1", 10)
     assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")

@@ -131,13 +131,14 @@ def test_method_arrays_go_from_the_job_to_mlflow_and_back(mlflow_uri, tmp_path):
     assert entry["names"] == ["test_embedding", "test_labels"]
     summary = tracking.ingest(paths)
     run_id = summary["parents"][nca_records[1]["parent_key"]]["children"][nca_records[1]["job_key"]]
-    arrays = runs.split_arrays(run_id)
+    client = tracking.client()
+    arrays = runs.split_arrays(client.get_run(run_id).info.artifact_uri)
     with np.load(tmp_path / "runs" / entry["file"]) as saved:
         np.testing.assert_array_equal(arrays["test_embedding"], saved["test_embedding"])
     assert arrays["test_embedding"].shape == (nca_records[1]["split"]["n_test"], 2)
     rca_run = next(iter(summary["parents"][records.read(paths[1])[0]["parent_key"]]
                         ["children"].values()))
-    assert runs.split_arrays(rca_run) is None
+    assert runs.split_arrays(client.get_run(rca_run).info.artifact_uri) is None
     # a stale arrays file (changed after its record was written) is refused at ingest
     np.savez(tmp_path / "runs" / entry["file"], test_embedding=np.zeros((3, 2)))
     doc = json.loads(paths[0].read_text())

@@ -17,6 +17,7 @@ import zlib
 from dataclasses import dataclass
 
 import pandas as pd
+from matplotlib.lines import Line2D
 
 BLACK, ORANGE, SKY_BLUE, GREEN = "#000000", "#E69F00", "#56B4E9", "#009E73"
 YELLOW, BLUE, VERMILLION, PURPLE = "#F0E442", "#0072B2", "#D55E00", "#CC79A7"
@@ -100,8 +101,6 @@ def family_of(runs: pd.DataFrame) -> dict[str, str]:
 
 def legend_handles(style: dict[str, Style], methods: list[str], line: bool = False) -> list:
     """Legend entries for `methods`, in that order."""
-    from matplotlib.lines import Line2D
-
     return [Line2D([], [], label=m, markersize=6,
                    **(style[m].line() if line else {**style[m].points(), "linestyle": ""}))
             for m in methods if m in style]
