@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -e ".[test]"
 	$(BIN)/python -c "from dmlbench.solvers import mvce_compiled; mvce_compiled.precompile()"
+	$(BIN)/python -c "from dmlbench.measure import neighbours_compiled; neighbours_compiled.precompile()"
 	touch $(STAMP)
 
 # check-config first: a config error is one line naming the key, the file's line for bad YAML

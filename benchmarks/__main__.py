@@ -23,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 #: (script, its arguments in a full run, in a quick run)
 BENCHMARKS = {
+    "neighbour_speed": ([], ["--quick"]),
     "mvce_speed": ([], ["--quick"]),
     "local_speed": ([], ["--quick"]),
     "nca_speed": (["--parts", "digits,scaling"], ["--quick", "--parts", "digits,scaling"]),

@@ -146,14 +146,18 @@ def test_the_cli_imports_no_heavy_module_a_verb_may_not_need():
 def test_local_imports_are_the_explained_ones():
     """An import inside a function stays only where a heavy dependency forces it, with the
     reason beside it: the CLI's report and publish verbs (matplotlib, seaborn), mlflow (and its
-    database layer, sqlalchemy) in the MLflow writer, metric-learn in the baselines, cvxpy and the compiled (numba) solver in
-    mvce."""
+    database layer, sqlalchemy) in the MLflow writer, metric-learn in the baselines, cvxpy and
+    the compiled (numba) solver in mvce, the compiled (numba) search pass in neighbours (and, to precompile it, the search it
+    serves, which imports it)."""
     found = {_module(path): _imports(path, local_only=True) for path in PACKAGE.rglob("*.py")}
     assert {module: names for module, names in found.items() if names} == {
         "dmlbench.cli": {"dmlbench.publish", "dmlbench.report"},
         "dmlbench.records.tracking": {"mlflow", "sqlalchemy"},
         "dmlbench.methods.baselines": {"metric_learn"},
-        "dmlbench.solvers.mvce": {"cvxpy", "dmlbench.solvers.mvce_compiled"}}
+        "dmlbench.solvers.mvce": {"cvxpy", "dmlbench.solvers.mvce_compiled"},
+        "dmlbench.measure.neighbours": {"dmlbench.measure.neighbours_compiled.finish_nearest",
+                                        "dmlbench.measure.neighbours_compiled.update_nearest"},
+        "dmlbench.measure.neighbours_compiled": {"dmlbench.measure.neighbours.euclidean_kneighbors"}}
 
 
 def test_no_defaults_dict_besides_the_schema():

@@ -1,22 +1,35 @@
-"""Batched, chunked exact k-nearest-neighbour search with one tie rule.
+"""Exact k-nearest-neighbour search with one tie rule, tile by tile.
 
-Neighbours are ordered by (distance, training index), the distance being `paired_sq_distances`:
-the squared differences summed coordinate by coordinate in coordinate order, then the square
-root. That value depends on the query and the training point only, so the lists do not depend on
-which other queries share a block, on the chunk size or on the BLAS kernel.
+Neighbours are ordered by (distance, training index), the distance being the square root of
+`paired_sq_distances`: the squared differences summed coordinate by coordinate in coordinate
+order. That value depends on the query and the training point only, so the lists do not depend
+on which other queries share a tile, on the tile size or on the BLAS kernel.
 
-The fast expansion |q|^2 - 2 q.x + |x|^2 only *selects candidates*: its error is at most
-`expansion_error` (a bound proved below), so every training point whose expansion lies within
-that band of the k-th smallest is recomputed exactly (`nearest_within_band`) before the order is
-decided. Far from ties the band holds about k points; with exact ties it holds them all.
-Memory is O(chunk x n): queries are processed in chunks whose block stays under
-`MAX_BLOCK_BYTES`.
+`euclidean_kneighbors` computes the BLAS product q X^T one tile at a time (`tile_shape`) and
+hands each tile to a compiled pass (`neighbours_compiled`) that keeps, per query, the k
+smallest *upper* bounds of the squared distances seen so far and makes a training point a
+candidate only if its *lower* bound does not exceed them; candidates get their exact
+coordinate-order distance (about k per query far from ties; every tied point at the k-th
+distance) and are inserted in index order. Nothing of size queries x n is ever built: memory is
+one tile plus O(k) numbers per query of a tile. `nearest_within_band` is the same rule for a
+block a caller computed.
 
-Error bound (Higham, Accuracy and Stability, sect. 3.1; gamma_m = m u / (1 - m u), u = 2^-53):
-a dot product of length d computed in any order, with or without FMA, is within
-gamma_d |q| |x| of its value, so the expansion is within gamma_{d+3} (|q| + |x|)^2 of
-||q - x||^2 and the coordinate-order sum within gamma_{d+3} ||q - x||^2 <= gamma_{d+3}
-(|q| + |x|)^2. The band uses twice their sum, 8 gamma_{d+3} (|q|^2 + |x|^2).
+The bounds (Higham, Accuracy and Stability, sect. 3.1; gamma_m = m u / (1 - m u), u = 2^-53;
+N = |q|^2 + |x|^2): a dot product of length d computed in any order, with or without FMA, is
+within gamma_d |q| |x| of its value, so the expansion |q|^2 - 2 q.x + |x|^2 is within
+gamma_{d+3} (|q| + |x|)^2 <= 2 gamma_{d+3} N of ||q - x||^2, and the coordinate-order sum e
+within gamma_{d+3} ||q - x||^2 <= 2 gamma_{d+3} N; the band of `expansion_error` is c N with
+c = 8 gamma_{d+3}, twice their sum. The compiled pass evaluates lower = (sigma |q|^2 +
+sigma |x|^2) - 2 q.x and upper = (tau |q|^2 + tau |x|^2) - 2 q.x with sigma, tau = 1 -+ c
+(`bound_scales`), every operation rounded: the rounding of sigma, tau, the norms, the product
+and the three operations adds at most 3 gamma_{d+3} N, so lower <= e - 3 gamma_{d+3} N <= e and
+upper >= e + 3 gamma_{d+3} N >= e. Hence a point whose lower bound exceeds the k-th
+smallest upper bound among earlier points (or the k-th exact value among them) is farther than k
+earlier points and cannot be among the k nearest; and when candidates are decided against upper
+bounds of later points, `neighbours_compiled.distinct_above` widens the bound so that a
+rejected point's rounded distance is strictly larger (two squares can round to one distance:
+the tie then goes to the smaller index). `check_finite_search` keeps every norm, product and
+distance finite.
 """
 
 from __future__ import annotations
@@ -26,8 +39,16 @@ from collections.abc import Callable
 import numpy as np
 from tqdm.auto import tqdm
 
-#: size of one chunk's distance block (queries x training points, float64)
+
+#: size of one block of distances (queries x training points, float64) for the code that
+#: builds them (`chunk_rows`); the search's tiles stay under it too (`tile_shape`)
 MAX_BLOCK_BYTES = 64 * 2**20
+#: one tile of the matrix product (queries x training points, float64) at small d: 1 MiB, an L2
+#: cache (`tile_shape`)
+TILE_BYTES = 2**20
+#: query rows of a tile at most (one pass over the training points serves them all), and the
+#: training columns a tile aims at when n is large
+TILE_ROWS, TILE_COLUMNS = 512, 512
 UNIT_ROUNDOFF = np.finfo(float).eps / 2
 #: what a non-finite metric, embedding or distance means and what to do about it
 NON_FINITE_REMEDY = (
@@ -135,53 +156,99 @@ def nearest_within_band(block: np.ndarray, scale: np.ndarray, q_sq: np.ndarray,
     return dist, ind
 
 
+def tile_shape(n_queries: int, n_points: int, n_features: int,
+               max_bytes: int = MAX_BLOCK_BYTES, n_neighbors: int = 1) -> tuple[int, int]:
+    """(query rows, training columns) of one tile of the matrix product.
+
+    The compiled pass reads each entry of the tile once, a few operations, so at small d the
+    tile stays in the L2 cache (`TILE_BYTES`); the product costs 2 d operations per entry, and
+    larger tiles let BLAS spread its packing over more of them, so the budget grows with d up
+    to 4 `TILE_BYTES` (d >= 256; 8 was no faster at d = 784, 2 slower). Never more than
+    `max_bytes`; up to `TILE_ROWS` rows, and no more than the budget holds of the rows' search
+    state (16 (k + candidates) bytes a row)."""
+    budget = int(min(max_bytes, TILE_BYTES * min(4.0, max(1.0, n_features / 64))))
+    entries = max(1, budget // 8)
+    state = 16 * (n_neighbors + candidate_capacity(n_neighbors, n_points))
+    rows = min(n_queries, TILE_ROWS, entries // min(n_points, TILE_COLUMNS), budget // state)
+    rows = max(1, rows)
+    return rows, min(n_points, max(1, entries // rows))
+
+
+def bound_scales(n_features: int) -> tuple[float, float]:
+    """(sigma, tau) with (sigma |q|^2 + sigma |x|^2) - 2 q.x at most, and (tau |q|^2 +
+    tau |x|^2) - 2 q.x at least, the exact coordinate-order squared distance, all in floating
+    point (module docstring)."""
+    c = expansion_error(n_features)
+    return 1.0 - c, 1.0 + c
+
+
+def candidate_capacity(n_neighbors: int, n_points: int) -> int:
+    """Candidates a row holds before their exact distances are computed: 8 k + 64 (about
+    k (1 + ln(n / k)) points pass the running bound over a row in random order), at most n."""
+    return min(8 * n_neighbors + 64, n_points)
+
+
 def euclidean_kneighbors(Q: np.ndarray, X: np.ndarray, n_neighbors: int, *,
                          exclude_self: bool = False, progress: bool = False,
                          max_bytes: int = MAX_BLOCK_BYTES) -> tuple[np.ndarray, np.ndarray]:
     """For each row of `Q`, the `n_neighbors` nearest rows of `X` (Euclidean).
 
     Returns (dist, ind), each (len(Q), n_neighbors), sorted by (distance, index) as the module
-    docstring defines them: the same for any chunk size and any other queries. With
-    `exclude_self`, `Q` must be `X` and each point's own row is left out (leave-one-out).
-    Non-finite input is a `ValueError`.
+    docstring defines them: the same for any tile size and any other queries. With
+    `exclude_self`, `Q` must be `X` and each point's own row is left out (leave-one-out; a
+    duplicate of the point is still a neighbour). Non-finite input is a `ValueError`.
     """
-    Q = np.asarray(Q, dtype=float)
-    X = np.asarray(X, dtype=float)
+    same = Q is X
+    X = np.ascontiguousarray(X, dtype=float)
+    Q = X if same else np.ascontiguousarray(Q, dtype=float)
     n, d = X.shape
+    k = n_neighbors
     limit = n - 1 if exclude_self else n
-    if not 1 <= n_neighbors <= limit:
-        raise ValueError(f"n_neighbors must be in [1, {limit}] for {n} points, got {n_neighbors}")
+    if not 1 <= k <= limit:
+        raise ValueError(f"n_neighbors must be in [1, {limit}] for {n} points, got {k}")
     if exclude_self and Q.shape[0] != n:
         raise ValueError("exclude_self needs the query set to be the training set")
     x_sq = np.einsum("ij,ij->i", X, X)
-    q_sq_all = np.einsum("ij,ij->i", Q, Q)
-    check_finite_search(x_sq, q_sq_all)
-    c = expansion_error(d)
-    step = chunk_rows(n, max_bytes)
-    dist = np.empty((Q.shape[0], n_neighbors))
-    ind = np.empty((Q.shape[0], n_neighbors), dtype=np.int64)
-    starts = range(0, Q.shape[0], step)
+    q_sq = np.einsum("ij,ij->i", Q, Q)
+    check_finite_search(x_sq, q_sq)
+    sigma, tau = bound_scales(d)
+    x_lower, x_upper = sigma * x_sq, np.multiply(x_sq, tau, out=x_sq)
+    rows, cols = tile_shape(Q.shape[0], n, d, max_bytes, k)
+    buffer = np.empty(rows * cols)
+    capacity = candidate_capacity(k, n)
+    bound, lower = np.empty((rows, k)), np.empty((rows, capacity))
+    cand = np.empty((rows, capacity), dtype=np.int64)
+    pending, filled = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
+    best_sq = np.empty((rows, k))
+    dist, ind = np.empty((Q.shape[0], k)), np.empty((Q.shape[0], k), dtype=np.int64)
+    # numba: loaded by the first search, not by every `dmlbench` verb (the CLI's start-up)
+    from .neighbours_compiled import finish_nearest, update_nearest
+
+    starts = range(0, Q.shape[0], rows)
     for start in tqdm(starts, desc="k-NN search", unit="chunk", disable=not progress or len(starts) < 2,
                       mininterval=2.0):
-        q, q_sq = Q[start:start + step], q_sq_all[start:start + step]
-        # |q|^2 - 2 q.x + |x|^2 in place (one block in memory)
-        block = q @ X.T
-        block *= -2.0
-        block += q_sq[:, None]
-        block += x_sq[None, :]
-        if exclude_self:
-            rows = np.arange(q.shape[0])
-            block[rows, start + rows] = np.inf
-        sl = slice(start, start + q.shape[0])
-        dist[sl], ind[sl] = nearest_within_band(
-            block, np.full(q.shape[0], c), q_sq, x_sq, n_neighbors,
-            lambda i, j: paired_sq_distances(q[i], X[j]), 16 * d, max_bytes)
+        stop = min(start + rows, Q.shape[0])
+        r, q = stop - start, Q[start:stop]
+        q_lower, q_upper = sigma * q_sq[start:stop], tau * q_sq[start:stop]
+        bound[:r], pending[:r], filled[:r] = np.inf, 0, 0
+        state = (bound[:r], lower[:r], cand[:r], pending[:r], best_sq[:r], dist[start:stop],
+                 ind[start:stop], filled[:r])
+        for first in range(0, n, cols):
+            last = min(first + cols, n)
+            tile = buffer[:r * (last - first)].reshape(r, last - first)
+            np.matmul(q, X[first:last].T, out=tile)
+            update_nearest(tile, q_lower, x_lower, q_upper, x_upper, q, X, first,
+                           start if exclude_self else -1, *state)
+        finish_nearest(q, X, *state)
     return dist, ind
 
 
 def check_finite_search(x_sq: np.ndarray, q_sq: np.ndarray) -> None:
     """`ValueError` when a training or query point is not finite (NaN, inf) or so large that its
-    squared norm overflows: no distance to it would be a number."""
+    squared norm overflows: no distance to it would be a number; also when a squared norm
+    exceeds 1/8 of the largest float, the margin under which every product, bound and squared
+    distance of the search is finite (|q.x| <= (|q|^2 + |x|^2) / 2, ||q - x||^2 <=
+    2 (|q|^2 + |x|^2))."""
     for name, values in (("training", x_sq), ("query", q_sq)):
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
@@ -189,3 +256,6 @@ def check_finite_search(x_sq: np.ndarray, q_sq: np.ndarray) -> None:
                 f"k-NN search: {bad.size} {name} point(s) (first: row {int(bad[0])}) are NaN, "
                 f"infinite or too large to square, so their distances are not numbers. "
                 f"{NON_FINITE_REMEDY}")
+    if max(np.max(x_sq, initial=0.0), np.max(q_sq, initial=0.0)) > np.finfo(float).max / 8:
+        raise ValueError("k-NN search: some points are so large (squared norms above 2e307) "
+                         f"that their distances could overflow. {NON_FINITE_REMEDY}")
