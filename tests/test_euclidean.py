@@ -29,7 +29,7 @@ def test_euclidean_reads_as_the_identity_map():
     test, train = est.sweep_embeddings(Q)
     np.testing.assert_array_equal(test, Q)
     np.testing.assert_array_equal(train, X)
-    with pytest.raises(ValueError, match=r"query X must have shape \(n, 4\)"):
+    with pytest.raises(ValueError, match=r"X has 3 features, but Euclidean is expecting 4"):
         est.transform(Q[:, :3])
 
 

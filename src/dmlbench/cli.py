@@ -25,10 +25,11 @@ import textwrap
 from pathlib import Path
 
 from . import config, data, records, studies
-from .data import PAPERS, REGISTRY, cache, generators, lock
+from .data import PAPERS, REGISTRY, cache, from_file, generators, lock
 from .data.download import DownloadError
 from .files import check_writable, read_json, write_json
 from .methods import REGISTRY as METHODS
+from .methods import plugins
 from .records import tracking
 from .run import job, plan, protocols
 
@@ -92,17 +93,26 @@ def _methods(args) -> None:
     rows = [(name, cls.family, cls.kind, ", ".join(sorted(cls.parameter_names())))
             for name, cls in sorted(METHODS.items())]
     _print_table(("name", "family", "kind", "parameters"), rows)
+    entry_points = plugins.entry_point_names()
+    if entry_points:
+        print(f"\ninstalled plug-ins (entry points {plugins.ENTRY_POINT_GROUP}): "
+              + ", ".join(f"{n} = {plugins.entry_point(n)}" for n in entry_points))
+    print("\nyour own method: `class: <file>.py:<Class>` or `<module>:<Class>` in a config "
+          "(docs/your-method.md)")
 
 
 def _check_config(args) -> None:
-    cfg = plan.check(config.load(args.config))
+    cfg = plan.check(config.load(args.config), config_files=[args.config])
     print(f"{args.config}: valid; {plan.summary(cfg)}")
 
 
 def _dataset(args) -> None:
+    given = json.loads(args.files) if args.files else {}
     for name in args.names:
+        spec = from_file.spec(from_file.FileSource.from_json(given[name])) if name in given \
+            else None
         ds = data.ensure(name, args.cache, mirror=args.mirror, offline=args.offline,
-                         trust_unpinned=args.trust_unpinned)
+                         trust_unpinned=args.trust_unpinned, spec=spec)
         print(f"{ds.name}: n = {ds.meta['n']}, d = {ds.meta['d']}, "
               f"classes = {ds.meta['class_counts']}")
 
@@ -238,6 +248,9 @@ def parser() -> argparse.ArgumentParser:
                         "UNPINNED); their records are marked unpinned (default: "
                         "$DMLBENCH_TRUST_UNPINNED = 1, which the workflow sets from "
                         "data.trust_unpinned)")
+    s.add_argument("--files", default=os.environ.get(from_file.ENVIRONMENT) or None,
+                   help="the data sets given by a file in a config: JSON {cache name: source} "
+                        f"(default: ${from_file.ENVIRONMENT}, which the workflow sets)")
     s.set_defaults(func=_dataset)
 
     s = sub.add_parser("split", help="make and save the splits of one data set")

@@ -171,8 +171,9 @@ def trust_unpinned(config: dict) -> bool:
 
 
 def dataset_names(config: dict) -> list[str]:
-    """Registry names of the config's data sets (each once, in config order)."""
-    return list(dict.fromkeys(dataset_name(config, label) for label in config["datasets"]))
+    """Registry names of the config's data sets (each once, in order; not those given by path)."""
+    return list(dict.fromkeys(dataset_name(config, label) for label, entry
+                              in config["datasets"].items() if "path" not in entry))
 
 
 def dataset_protocol(config: dict, label: str) -> dict:

@@ -18,8 +18,10 @@ writing) is re-raised naming the target, so the error message can say where.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -176,3 +178,19 @@ def _json_default(value):
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+@functools.cache
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256(path: str | os.PathLike) -> str:
+    """sha256 of a file's bytes, read once per process while its size and mtime are unchanged
+    (a user's data or plug-in file, hashed by every check of a config)."""
+    stat = os.stat(path)
+    return _sha256(str(path), stat.st_size, stat.st_mtime_ns)

@@ -168,6 +168,8 @@ class Tag:
     MACHINE = "dmlbench.machine"  # its CPU, cores and memory
     FINISHED = "dmlbench.finished"  # when it finished (ISO 8601)
     UNPINNED = "dmlbench.unpinned"  # downloaded files without a pin its data set came from
+    PLUGIN = "dmlbench.plugin"  # a plug-in method: class path, package version or file sha256
+    DATASET_FILE = "dmlbench.dataset_file"  # a data set given by a file: its name and sha256
     PARENT_RUN = "mlflow.parentRunId"
 
 

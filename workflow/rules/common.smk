@@ -16,9 +16,11 @@ from dmlbench.data import availability
 from dmlbench.records import tracking
 from dmlbench.run import plan as dmlplan
 from dmlbench.run import resources as dmlresources
+from dmlbench.run import sources as dmlsources
 
+# relative paths of the user's data files and plug-ins are relative to the config file giving them
 try:
-    CFG = dmlplan.check(config)
+    CFG = dmlplan.check(config, config_files=workflow.configfiles)
 except dmlconfig.ConfigError as err:
     raise WorkflowError(str(err)) from None
 
@@ -34,16 +36,18 @@ def job_shell_prefix():
     prefix, which this one replaces); this workflow's src/ first on PYTHONPATH; the interpreter
     running Snakemake first on PATH (not with --use-conda, where the env's python comes first,
     workflow/envs/dmlbench.yaml); and the config's data.mirror, data.offline and
-    data.trust_unpinned as DMLBENCH_MIRROR, DMLBENCH_OFFLINE and DMLBENCH_TRUST_UNPINNED, which
-    `dmlbench dataset` reads. These are no params of
-    the dataset step, on purpose: params are a rerun trigger, and moving the mirror must not
-    rerun every cached data set (and with them every job), while the shell prefix is no part
-    of any step's code. Braces are doubled because Snakemake formats the prefix."""
+    data.trust_unpinned as DMLBENCH_MIRROR, DMLBENCH_OFFLINE and DMLBENCH_TRUST_UNPINNED, and
+    the data sets given by a file (their absolute paths) as DMLBENCH_DATASET_FILES, which
+    `dmlbench dataset` reads. These are no params of the dataset step, on purpose: params are
+    a rerun trigger, and moving the mirror (or the project with its data files) must not rerun
+    every cached data set (and with them every job), while the shell prefix is no part of any
+    step's code. Braces are doubled because Snakemake formats the prefix."""
     first = {"PYTHONPATH": str(Path(workflow.basedir) / "src")}  # before the variable's value
     if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
         first["PATH"] = str(Path(sys.executable).parent)
     data = {"DMLBENCH_MIRROR": str(MIRROR or ""), "DMLBENCH_OFFLINE": "1" if OFFLINE else "",
-            "DMLBENCH_TRUST_UNPINNED": "1" if dmlconfig.trust_unpinned(CFG) else ""}
+            "DMLBENCH_TRUST_UNPINNED": "1" if dmlconfig.trust_unpinned(CFG) else "",
+            "DMLBENCH_DATASET_FILES": json.dumps(dmlsources.file_datasets(CFG), sort_keys=True)}
     text = "set -euo pipefail; " if Path(shell.get_executable() or "").name == "bash" else ""
     text += "".join(f"export {name}={shlex.quote(value)}${{{name}:+:${name}}}; "
                     for name, value in first.items())

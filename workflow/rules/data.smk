@@ -10,14 +10,15 @@ rule dataset:
     params:
         cache=lambda wildcards, output: str(Path(output.npz).parents[1]),
     resources:
-        mem_mb=lambda wildcards: dmlresources.for_dataset(wildcards.name)["mem_mb"],
-        runtime=lambda wildcards: dmlresources.for_dataset(wildcards.name)["runtime"],
+        mem_mb=lambda wildcards: dmlplan.dataset_resources(CFG, wildcards.name)["mem_mb"],
+        runtime=lambda wildcards: dmlplan.dataset_resources(CFG, wildcards.name)["runtime"],
     log:
         f"logs/datasets/{{name}}.log",
     conda:
         "../envs/dmlbench.yaml"
     shell:
-        # the mirror and offline options come from DMLBENCH_MIRROR / DMLBENCH_OFFLINE (common.smk)
+        # the mirror and offline options come from DMLBENCH_MIRROR / DMLBENCH_OFFLINE, the data
+        # sets given by a file from DMLBENCH_DATASET_FILES (common.smk)
         "python -m dmlbench.cli dataset {wildcards.name} --cache {params.cache:q} > {log:q} 2>&1"
 
 

@@ -3,7 +3,8 @@
 Handling, the same for every source:
 - labels are encoded as 0..c-1 in sorted order of their string form; the names are kept;
 - a non-numeric feature column without an encoding in the registry is an error;
-- NaN or infinite values are an error naming the columns;
+- NaN or infinite values are an error naming the columns; so is a missing label (None, NaN or an
+  empty string), which would otherwise become a class of its own;
 - features constant over the whole data set are dropped and listed in the metadata
   (`dropped_constant_features`); they change no distance and break z-scoring. Image and
   document sets keep them (`keep_constant_features`: pixels must stay in place for image
@@ -108,6 +109,17 @@ def _validate_sparse(name: str, X, keep_constant: bool):
     return X, constant
 
 
+def missing_labels(labels: np.ndarray) -> np.ndarray:
+    """Which labels are missing: None, NaN or an empty string."""
+    if labels.dtype.kind == "f":
+        return np.isnan(labels)
+    if labels.dtype.kind not in "OUS":
+        return np.zeros(labels.shape, dtype=bool)
+    return np.array([v is None or (isinstance(v, float) and v != v)
+                     or (isinstance(v, (str, bytes)) and not v.strip()) for v in labels],
+                    dtype=bool)
+
+
 def validate(name: str, raw: RawData, keep_constant: bool = False):
     """Encode and check `raw`; return (X, y, metadata). Raises `ValueError` naming the problem.
     `keep_constant` keeps features that are constant over the data set."""
@@ -118,6 +130,11 @@ def validate(name: str, raw: RawData, keep_constant: bool = False):
         raise ValueError(
             f"data set '{name}': {X.shape[0]} feature rows but {labels.shape[0]} labels"
         )
+    missing = np.flatnonzero(missing_labels(labels))
+    if missing.size:
+        raise ValueError(f"data set '{name}': {missing.size} labels are missing (None, NaN or "
+                         f"empty) at rows {missing[:10].tolist()}; give them a class or leave "
+                         "those rows out")
     if sp.issparse(X):
         X, constant = _validate_sparse(name, X, keep_constant)
         return _encode(name, X, labels, constant, raw)
@@ -135,9 +152,11 @@ def validate(name: str, raw: RawData, keep_constant: bool = False):
     bad = ~np.isfinite(X)
     if bad.any():
         columns = sorted(set(np.nonzero(bad)[1].tolist()))
+        named = (f" ({', '.join(raw.feature_names[j] for j in columns[:10])})"
+                 if raw.feature_names else "")
         raise ValueError(
-            f"data set '{name}': {int(bad.sum())} NaN or infinite values in columns {columns}; "
-            "drop or impute them in the loader"
+            f"data set '{name}': {int(bad.sum())} NaN or infinite values in columns {columns}"
+            f"{named}; drop or impute them before loading"
         )
     constant = (np.array([], dtype=np.int64) if keep_constant
                 else np.nonzero(np.ptp(X, axis=0) == 0)[0])
@@ -168,8 +187,10 @@ def _encode(name: str, X, labels: np.ndarray, constant: np.ndarray, raw: RawData
 
 
 def build(name: str, cache_dir: str | Path | None = None, mirror=None, offline: bool = False,
-          trust_unpinned: bool = False, **fetch_options) -> Dataset:
-    """Load data set `name` from its source, validate it and check it against the registry.
+          trust_unpinned: bool = False, spec: registry.DatasetSpec | None = None,
+          **fetch_options) -> Dataset:
+    """Load data set `name` from its source, validate it and check it against the registry
+    (or against `spec`, e.g. a data set given by a file: `dmlbench.data.from_file`).
 
     Embedded sources need no arguments. Downloaded sources need `cache_dir` (their files are
     kept there); `mirror` (a directory or base URL) is tried before the public homes, which
@@ -177,7 +198,7 @@ def build(name: str, cache_dir: str | Path | None = None, mirror=None, offline: 
     docstring). `fetch_options` (timeout, retries, backoff) go to
     `dmlbench.data.download.fetch`.
     """
-    spec = registry.get(name)
+    spec = spec or registry.get(name)
     if not spec.available:
         raise ValueError(f"data set '{name}' is not available: {spec.reason}")
     if spec.downloads and cache_dir is None:
@@ -215,6 +236,8 @@ def _checked(spec, raw: RawData) -> Dataset:
         )
     meta.update(source=spec.source, origin=spec.origin, papers=list(spec.papers),
                 notes=spec.notes, dmlbench_version=__version__)
+    if "file" in spec.extras:  # a data set given by a file: its name and sha256, the options
+        meta["file"] = spec.extras["file"]
     if spec.image_shape is not None:
         meta["image_shape"] = list(spec.image_shape)
     given_train = None if raw.given_split is None else len(raw.given_split["train"])
@@ -360,14 +383,16 @@ def load(name: str, cache_dir: str | Path) -> Dataset:
 
 
 def ensure(name: str, cache_dir: str | Path, mirror=None, offline: bool = False,
-           trust_unpinned: bool = False, **fetch_options) -> Dataset:
-    """The cached data set, built and cached first if it is not there (see `build`). A cached
-    set built from unpinned files is refused unless `trust_unpinned` (`lock.UnpinnedFile`)."""
+           trust_unpinned: bool = False, spec: registry.DatasetSpec | None = None,
+           **fetch_options) -> Dataset:
+    """The cached data set, built and cached first if it is not there (see `build`; `spec`
+    for a data set that is not registered). A cached set built from unpinned files is refused
+    unless `trust_unpinned` (`lock.UnpinnedFile`)."""
     try:
         dataset = load(name, cache_dir)
     except FileNotFoundError:
         dataset = build(name, cache_dir, mirror=mirror, offline=offline,
-                        trust_unpinned=trust_unpinned, **fetch_options)
+                        trust_unpinned=trust_unpinned, spec=spec, **fetch_options)
         save(dataset, cache_dir)
         return load(name, cache_dir)
     if dataset.meta.get("unpinned") and not trust_unpinned:

@@ -6,7 +6,9 @@ Sources (`DatasetSpec.source`):
   (the data set is a definition; `dmlbench.data.generators`);
 - ``download``: `files` fetched over HTTP(S) or from a mirror, each checked against its pin
   (`dmlbench.data.lock`), then `parse(paths)`;
-- ``none``: registered so that reports can say why it is missing (`available` false, `reason`).
+- ``none``: registered so that reports can say why it is missing (`available` false, `reason`);
+- ``file``: not registered but named by path in a config (`dmlbench.data.from_file`): a file of
+  the user's, read with the options of its config entry.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from .embedded import RawData
 
 EMBEDDED_SOURCES = ("sklearn", "keel", "package", "generator")
-SOURCES = (*EMBEDDED_SOURCES, "download", "none")
+SOURCES = (*EMBEDDED_SOURCES, "download", "none", "file")
 
 
 @dataclass(frozen=True)

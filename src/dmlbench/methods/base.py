@@ -12,7 +12,9 @@ import functools
 import inspect
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..measure.neighbours import NON_FINITE_REMEDY, euclidean_kneighbors
 from . import parameters
@@ -187,28 +189,54 @@ class Classifier(KNeighborsMethod):
         raise NotImplementedError
 
 
-class LinearMetric(KNeighborsMethod):
+class LinearMetric(TransformerMixin, KNeighborsMethod):
     """A global Mahalanobis metric d(x, y) = ||L x - L y||, L = `components_` (r x D).
 
     Subclasses implement `_learn_components(X, y)`; search is exact Euclidean search in the
-    transformed space.
+    transformed space. A linear metric is also a scikit-learn transformer: `fit` and `transform`
+    validate their input as scikit-learn's own estimators do (`validate_data`: finite numbers, 2-D,
+    the number of features seen by `fit`), `fit_transform` is `TransformerMixin`'s, and the tags
+    say that `fit` needs y (`sklearn.utils.estimator_checks.check_estimator` passes;
+    tests/test_sklearn_api.py).
     """
 
     kind = "global"
     min_classes = 2
+    #: the checks of scikit-learn's `check_estimator` this method cannot pass, each with the
+    #: reason: `check_estimator(est, expected_failed_checks=est.expected_failed_checks)`
+    expected_failed_checks: dict[str, str] = {}
 
     def fit(self, X, y):
-        X, y = check_training_data(X, y, self.min_classes)
-        self.n_features_in_ = X.shape[1]
+        """Learn L from the training points X (n x D) and their labels y: the input is
+        validated first (`validate_data`: an error names the problem), then the parameters
+        and the limits the data set (`check_parameters`, `check_data_limits`)."""
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
+        n_classes = np.unique(y).size
+        if n_classes < self.min_classes:
+            raise ValueError(f"y has {n_classes} class(es); this method needs at least "
+                             f"{self.min_classes}")
+        params = self.get_params(deep=False)
+        type(self).check_parameters(params)
+        type(self).check_data_limits(params, X.shape[0], X.shape[1], n_classes)
         self.components_ = np.asarray(self._learn_components(X, y), dtype=float)
         self.embedding_ = self.transform(X)
         return self
+
+    fit.checks_parameters = True  # checked inside, after the input (`__init_subclass__`)
 
     def _learn_components(self, X, y) -> np.ndarray:
         raise NotImplementedError
 
     def transform(self, X) -> np.ndarray:
-        return check_query(X, self.n_features_in_) @ self.components_.T
+        """The points mapped by L: X L^T (n x r)."""
+        check_is_fitted(self, "components_")
+        return validate_data(self, X, reset=False, dtype=np.float64) @ self.components_.T
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True  # supervised: fit(X, y) needs the labels
+        return tags
 
     def kneighbors(self, X, n_neighbors: int, progress: bool = False):
         return euclidean_kneighbors(self.transform(X), self.embedding_, n_neighbors,

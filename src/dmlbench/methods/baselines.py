@@ -36,8 +36,10 @@ SEED = [Interval(Integral, 0, None), None]
 COMPONENTS = [POSITIVE_INT, None]
 
 
-def _fit_metric_learn(name: str, learner, X, y):
-    """Fit a metric-learn learner and return its `components_`; errors name the method."""
+def _fit_metric_learn(name: str, learner, X, y, owner=None):
+    """Fit a metric-learn learner and return its `components_`; errors name the method. An
+    iterative learner's iteration count becomes `owner.n_iter_` (scikit-learn's convention for
+    an estimator with `max_iter`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=FutureWarning)
         warnings.simplefilter("ignore", category=DeprecationWarning)
@@ -45,6 +47,8 @@ def _fit_metric_learn(name: str, learner, X, y):
             learner.fit(X, y)
         except (ValueError, IndexError) as err:
             raise ValueError(f"{name} (metric-learn) could not be fitted: {err}") from err
+    if owner is not None:
+        owner.n_iter_ = int(learner.n_iter_)
     # low-rank RCA takes eigenvectors with np.linalg.eig: real in exact arithmetic, complex dtype
     return np.real(learner.components_)
 
@@ -93,6 +97,8 @@ class LMNN(LinearMetric):
         Features D seen by `fit`.
     target_neighbors_ : int
         Target neighbours used: min(n_neighbors, smallest class - 1).
+    n_iter_ : int
+        Iterations metric-learn ran.
     """
 
     papers = ("am17", "sh17")
@@ -135,7 +141,7 @@ class LMNN(LinearMetric):
                              "`drop_classes_below`)")
         self.target_neighbors_ = min(int(self.n_neighbors), smallest - 1)
         params = {**self.get_params(), "n_neighbors": self.target_neighbors_}
-        return _fit_metric_learn("lmnn", metric_learn.LMNN(**params), X, y)
+        return _fit_metric_learn("lmnn", metric_learn.LMNN(**params), X, y, owner=self)
 
     def fit_info(self) -> dict:
         return {"target_neighbors": self.target_neighbors_}
@@ -172,6 +178,8 @@ class ITML(LinearMetric):
         The training points mapped, L x_i (what queries are searched against).
     n_features_in_ : int
         Features D seen by `fit`.
+    n_iter_ : int
+        Iterations metric-learn ran.
     """
 
     papers = ("sh17",)
@@ -193,7 +201,8 @@ class ITML(LinearMetric):
 
     def _learn_components(self, X, y):
         metric_learn = _metric_learn()
-        return _fit_metric_learn("itml", metric_learn.ITML_Supervised(**self.get_params()), X, y)
+        return _fit_metric_learn("itml", metric_learn.ITML_Supervised(**self.get_params()), X, y,
+                                 owner=self)
 
 
 @register("rca")
@@ -324,6 +333,8 @@ class MMC(LinearMetric):
         The training points mapped, L x_i (what queries are searched against).
     n_features_in_ : int
         Features D seen by `fit`.
+    n_iter_ : int
+        Iterations metric-learn ran.
     """
 
     papers = ("am17",)
@@ -347,7 +358,8 @@ class MMC(LinearMetric):
 
     def _learn_components(self, X, y):
         metric_learn = _metric_learn()
-        return _fit_metric_learn("mmc", metric_learn.MMC_Supervised(**self.get_params()), X, y)
+        return _fit_metric_learn("mmc", metric_learn.MMC_Supervised(**self.get_params()), X, y,
+                                 owner=self)
 
 
 @register("lfda")

@@ -326,6 +326,11 @@ class BoostMDM(_Boosting):
         M_T = L_T L_T^T (a property).
     """
 
+    expected_failed_checks = {
+        "check_fit_idempotent": "the check's labels are random coin flips on noise: no base "
+        "metric improves the margin bound, so fit refuses the data with an error naming "
+        "that (rank(Q_1) = 0 at the first boosting step)"}
+
     _parameter_constraints = BOOSTING
 
     def __init__(self, lam=1e-8, base_max_iter=10, base_tol=1e-3, max_boost_iter=None):
@@ -381,6 +386,11 @@ class BoostMDMK(_Boosting):
     metric_ : ndarray of shape (D, D)
         M_T = L_T L_T^T (a property).
     """
+
+    expected_failed_checks = {
+        "check_fit_idempotent": "the check's labels are random coin flips on noise: no base "
+        "metric improves the margin bound, so fit refuses the data with an error naming "
+        "that (rank(Q_1) = 0 at the first boosting step)"}
 
     _parameter_constraints = {**NEAREST, **BOOSTING}
 

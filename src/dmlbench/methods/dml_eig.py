@@ -369,6 +369,8 @@ class DMLEig(LinearMetric):
         f_mu after each iteration.
     gaps_ : list of float
         The Frank-Wolfe gap after each iteration.
+    n_iter_ : int
+        Iterations run (len(objective_) - 1).
     selected_k_ : int or None
         The test-time k chosen with `k_grid`, else None.
     cv_info_ : dict
@@ -432,6 +434,7 @@ class DMLEig(LinearMetric):
                             self.solver)
         S, trace, gaps = sol.S, sol.objective, sol.gaps
         self.mu_, self.S_, self.objective_, self.gaps_ = mu, S, trace, gaps
+        self.n_iter_ = len(trace) - 1
         self.metric_ = whiten @ S @ whiten
         self.metric_ = (self.metric_ + self.metric_.T) / 2
         self._summary = {"mu": mu, "solver": self.solver, "n_iter": len(trace) - 1,

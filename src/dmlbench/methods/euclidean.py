@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import LinearMetric, check_query, check_training_data
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .base import LinearMetric
 from .registry import register
 
 
@@ -44,17 +47,20 @@ class Euclidean(LinearMetric):
     min_classes = 1
 
     def fit(self, X, y):
-        X, y = check_training_data(X, y, self.min_classes)
-        self.n_features_in_ = X.shape[1]
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
         self.embedding_ = X
         return self
+
+    fit.checks_parameters = True  # no parameters, no data limits: only the input is checked
 
     @property
     def components_(self) -> np.ndarray:
         return identity(self.n_features_in_)
 
     def transform(self, X):
-        return check_query(X, self.n_features_in_)
+        check_is_fitted(self, "embedding_")
+        return validate_data(self, X, reset=False, dtype=np.float64)
 
     def check_finite(self) -> None:
         """Nothing to check: the identity is finite and `embedding_`, the training data, was

@@ -1,8 +1,12 @@
-"""Methods by name: `REGISTRY["lmnn"]` is the class, configured by keyword parameters."""
+"""Methods by name: `REGISTRY["lmnn"]` is the class, configured by keyword parameters. A name
+that is not registered may be one an installed package declares in the entry-point group
+`dmlbench.methods` (`methods.plugins`)."""
 
 from __future__ import annotations
 
 import difflib
+
+from . import plugins
 
 REGISTRY: dict[str, type] = {}
 
@@ -21,18 +25,25 @@ def register(name: str):
 
 
 def get(name: str) -> type:
-    """The class registered as `name`; a `KeyError` naming close matches when unknown."""
-    try:
+    """The class registered as `name`, else the plug-in an installed package registers under
+    that entry-point name (`plugins.load`); a `KeyError` naming close matches when unknown (a
+    `plugins.PluginError` when the entry point's class cannot be used)."""
+    if name in REGISTRY:
         return REGISTRY[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, REGISTRY, n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise KeyError(f"unknown method '{name}'.{hint} Known: {', '.join(sorted(REGISTRY))}") from None
+    class_path = plugins.entry_point(name)
+    if class_path is not None:
+        return plugins.load(class_path)
+    known = [*REGISTRY, *plugins.entry_point_names()]
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise KeyError(f"unknown method '{name}'.{hint} Known: {', '.join(sorted(known))}; "
+                   "a class of your own: `class: <file>.py:<Class>` or `<module>:<Class>`")
 
 
-def make(name: str, params: dict | None = None):
-    """An instance of method `name` with `params`; `ValueError` naming an unknown parameter."""
-    cls = get(name)
+def make(name: str, params: dict | None = None, cls: type | None = None):
+    """An instance of method `name` (or of `cls`, e.g. a plug-in's method class) with
+    `params`; `ValueError` naming an unknown parameter."""
+    cls = cls or get(name)
     params = dict(params or {})
     valid = cls.parameter_names()
     unknown = sorted(set(params) - set(valid))

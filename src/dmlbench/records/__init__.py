@@ -94,6 +94,7 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
             "n_classes": dataset.meta["n_classes"],
             "sha256": dataset.meta["sha256"],
             **({"unpinned": dataset.meta["unpinned"]} if dataset.meta.get("unpinned") else {}),
+            **({"file": dataset.meta["file"]} if dataset.meta.get("file") else {}),
         },
         "split": {
             "protocol": spec["protocol"],

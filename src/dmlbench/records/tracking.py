@@ -304,6 +304,14 @@ def _tags(record: dict, kind: str) -> dict:
     if record["dataset"].get("unpinned"):
         tags[voc.Tag.UNPINNED] = " ".join(f"{k} {v}" for k, v in
                                           sorted(record["dataset"]["unpinned"].items()))
+    plugin = record["method"].get("plugin")
+    if plugin:
+        tags[voc.Tag.PLUGIN] = " ".join([plugin["class"], *(
+            [f"{plugin['package']} {plugin['version']}"] if "version" in plugin else []), *(
+            [f"sha256:{plugin['sha256']}"] if "sha256" in plugin else [])])
+    if record["dataset"].get("file"):
+        file = record["dataset"]["file"]
+        tags[voc.Tag.DATASET_FILE] = f"{file['file']} sha256:{file['sha256']}"
     if "machine" in record["environment"]:  # records written before it was recorded lack it
         tags[voc.Tag.MACHINE] = record["environment"]["machine"]
     tags.update({f"version.{k}": v for k, v in record["environment"]["versions"].items()})

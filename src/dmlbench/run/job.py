@@ -15,6 +15,7 @@ from .. import vocabulary as voc
 from ..files import write_npz
 from ..measure import hubness
 from ..measure.evaluation import PeakMemory, evaluate, stopwatch
+from ..methods import plugins
 from ..methods import registry as method_registry
 from ..methods.hubness_reduced import HubnessReduced
 from . import preprocessing, protocols
@@ -25,14 +26,33 @@ def method_seed(seed: int, split: int) -> int:
     return seed * 10_000 + split
 
 
+def method_class(spec: dict) -> type:
+    """The class of the job's method: a plug-in's (`method_class`, `methods.plugins`), else the
+    registered (or entry-point) method of its name."""
+    if spec.get("method_class"):
+        return plugins.load(spec["method_class"])
+    return method_registry.get(spec["method"]["name"])
+
+
 def build_estimator(spec: dict, split: int):
     """The method of `spec`, with `random_state` set per split when the config leaves it out."""
     m = spec["method"]
     params = dict(m["params"])
-    cls = method_registry.get(m["name"])
+    cls = method_class(spec)
     if "random_state" in cls.parameter_names() and params.get("random_state") is None:
         params["random_state"] = method_seed(spec["seed"], split)
-    return method_registry.make(m["name"], params), params
+    return method_registry.make(m["name"], params, cls), params
+
+
+def plugin_record(spec: dict) -> dict | None:
+    """A plug-in method's provenance for its records: class path, package and version
+    (`plugins.provenance`), and the sha256 of its file; None for a registered method."""
+    if "class" not in spec["method"]:
+        return None
+    out = {**plugins.provenance(method_class(spec)), "class": spec["method"]["class"]}
+    if "sha256" in spec["method"]:
+        out["sha256"] = spec["method"]["sha256"]
+    return out
 
 
 def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
@@ -78,6 +98,9 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
                            threads)
     if reduction is not None:
         record["method"]["hubness_reduction"] = {**reduction, "label": est.label}
+    plugin = plugin_record(spec)
+    if plugin is not None:
+        record["method"]["plugin"] = plugin
     if pool is not None and "hubness" in kept:
         pool.append((split.test, split.train[kept["hubness"]]))
     arrays = est.artifacts(X_test, y_test) if record_path is not None else {}

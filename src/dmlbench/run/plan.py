@@ -5,6 +5,9 @@ the key); `jobs` lists the workflow's jobs (a method on a data set, for a batch 
 `job_spec` is everything one job needs, self-contained, with its identity (`identity`,
 `parent_key`); the paths, split arguments and resources the workflow's rules ask for follow
 from them. The side studies plan their own jobs (`dmlbench.studies`).
+
+Where each data set and method comes from (the registry, or a file or class of the user's:
+`path`, `class`) is `run.sources`: the planner asks it for every spec and class.
 """
 
 from __future__ import annotations
@@ -14,26 +17,31 @@ from dataclasses import dataclass
 from .. import config as cfg
 from .. import vocabulary as voc
 from ..config import ConfigError
+from ..data import from_file
 from ..data import registry as data_registry
 from ..measure.evaluation import neighbour_depths
+from ..methods import plugins
 from ..methods import registry as method_registry
 from ..methods.hubness_reduced import HubnessReduced
 from ..methods.parameters import ParameterError
-from . import preprocessing, protocols, resources
+from . import preprocessing, protocols, resources, sources
+from .sources import dataset_spec, method_class
 
 
-def check(config: dict) -> dict:
-    """Semantic checks beyond the schema: registered data sets and methods, protocols the data
-    sets allow, method parameters, hubness reductions, data-set labels, and the limits each
-    data set's training part sets (`check_data_limits`). Returns the checked config, its
-    defaults filled in (`config.with_defaults`)."""
+def check(config: dict, config_files=()) -> dict:
+    """Semantic checks beyond the schema: registered data sets and methods (or the user's own:
+    the files of data sets given by `path`, read and checked; the classes of plug-in methods,
+    imported and checked), protocols the data sets allow, method parameters, hubness
+    reductions, data-set labels, and the limits each data set's training part sets
+    (`check_data_limits`). Relative file paths are relative to the config file of
+    `config_files` that gives them (`sources.resolve_files`). Returns the checked config, its
+    defaults filled in (`config.with_defaults`), its file paths absolute and each data set
+    given by a file named by its content (`dataset`: `data.from_file.FileSource.name`)."""
     config = cfg.with_defaults(config)
+    sources.resolve_files(config, config_files)
     for label, entry in config["datasets"].items():
-        name = cfg.dataset_name(config, label)
-        try:
-            spec = data_registry.get(name)
-        except KeyError as err:
-            raise ConfigError(f"datasets.{label}", err.args[0]) from None
+        spec = _checked_dataset(config, label)
+        name = spec.name
         protocol = cfg.dataset_protocol(config, label)
         if protocol["kind"] == "holdout" and {"train_fraction", "train_size"} <= set(protocol):
             raise ConfigError(f"datasets.{label}.protocol",
@@ -49,13 +57,13 @@ def check(config: dict) -> dict:
                               "leave-one-out makes one split per sample of the whole data set; "
                               "it cannot be combined with drop_classes_below")
     for label, entry in config["methods"].items():
+        cls = _checked_method(config, label)
         name, params = cfg.method_name(config, label), cfg.method_params(config, label)
         try:
-            method_registry.make(name, params)
-            method_registry.get(name).check_parameters(params)
-        except KeyError as err:
-            raise ConfigError(f"methods.{label}.method" if "method" in entry else f"methods.{label}",
-                              err.args[0]) from None
+            if issubclass(cls, plugins.PluginMethod):  # names an unknown parameter by itself
+                cls.check_parameters(params)
+            method_registry.make(name, params, cls)
+            cls.check_parameters(params)
         except ParameterError as err:
             raise ConfigError(f"methods.{label}.params.{err.parameter}", str(err)) from None
         except (TypeError, ValueError) as err:
@@ -69,6 +77,44 @@ def check(config: dict) -> dict:
     return config
 
 
+def _checked_dataset(config: dict, label: str):
+    """The spec of data set `label` (`dataset_spec`), a problem as a `ConfigError` at its key;
+    a data set given by a file gets its cache name as `dataset`."""
+    entry = config["datasets"][label]
+    if "path" not in entry:
+        try:
+            return data_registry.get(cfg.dataset_name(config, label))
+        except KeyError as err:
+            raise ConfigError(f"datasets.{label}", err.args[0]) from None
+    try:
+        spec = dataset_spec(config, label)
+    except from_file.FileDataError as err:
+        raise ConfigError(f"datasets.{label}.{err.key}", str(err)) from None
+    except ValueError as err:  # the checks every data set meets (data.cache.validate)
+        raise ConfigError(f"datasets.{label}.path", str(err)) from None
+    if entry.get("dataset", spec.name) != spec.name:
+        raise ConfigError(f"datasets.{label}.dataset", "a data set given by `path` is named by "
+                          "its content; leave `dataset` out")
+    entry["dataset"] = spec.name
+    return spec
+
+
+def _checked_method(config: dict, label: str) -> type:
+    """The class of method `label` (`method_class`), a problem as a `ConfigError` at its key."""
+    entry = config["methods"][label]
+    if "class" in entry and "method" in entry:
+        raise ConfigError(f"methods.{label}", "give either `method` (a registered or entry-point "
+                          "name) or `class` (a plug-in), not both")
+    key = (f"methods.{label}.class" if "class" in entry else
+           f"methods.{label}.method" if "method" in entry else f"methods.{label}")
+    try:
+        return method_class(config, label)
+    except plugins.PluginError as err:
+        raise ConfigError(key, str(err)) from None
+    except KeyError as err:
+        raise ConfigError(key, err.args[0]) from None
+
+
 def _check_reduction(config: dict, label: str) -> None:
     """A method entry's `hubness_reduction` (`methods.hubness_reduced.HubnessReduced`): its
     settings and whether the method can be reduced."""
@@ -77,8 +123,7 @@ def _check_reduction(config: dict, label: str) -> None:
         return
     key = f"methods.{label}.hubness_reduction"
     try:
-        HubnessReduced.check_settings(method_registry.get(cfg.method_name(config, label)),
-                                      settings)
+        HubnessReduced.check_settings(method_class(config, label), settings)
     except ParameterError as err:
         raise ConfigError(f"{key}.{err.parameter}", str(err)) from None
     except ValueError as err:
@@ -101,7 +146,7 @@ class Job:
 def n_splits(config: dict, label: str) -> int:
     """How many splits data set `label` has under its protocol (leave-one-out: the registry's
     n; given folds: the registry's number of folds)."""
-    spec = data_registry.get(cfg.dataset_name(config, label))
+    spec = dataset_spec(config, label)
     return protocols.n_splits(cfg.dataset_protocol(config, label), n_samples=spec.n,
                               n_folds=spec.extras.get("given_folds"))
 
@@ -147,8 +192,8 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         "split_file": split_path(config, dataset),
         "splits": [int(s) for s in splits],
         "preprocess": cfg.dataset_preprocess(config, dataset),
-        "method": {"label": method, "name": cfg.method_name(config, method),
-                   "params": cfg.method_params(config, method)},
+        "method": sources.method_entry(config, method),
+        "method_class": config["methods"][method].get("class"),
         "k": cfg.method_ks(config, method),
         "hubness_k": int(config["hubness_k"]),
         "k_selection": config["k_selection"],
@@ -223,10 +268,18 @@ def split_arguments(config: dict, name: str, split: str) -> dict | None:
     return None
 
 
+def dataset_resources(config: dict, name: str) -> dict:
+    """{mem_mb, runtime} of the rule that builds data set `name` (registered, or the cache
+    name of a data set given by a file)."""
+    labels = [label for label in config["datasets"] if cfg.dataset_name(config, label) == name]
+    spec = dataset_spec(config, labels[0]) if labels else None
+    return resources.for_dataset(name, spec)
+
+
 def job_resources(config: dict, job: Job) -> dict:
     """{threads, mem_mb, runtime} of a workflow job: estimated from the data set's registry size
     and preprocessing (`dmlbench.run.resources`); the method's config entry overrides each."""
-    spec = data_registry.get(cfg.dataset_name(config, job.dataset))
+    spec = dataset_spec(config, job.dataset)
     entry = config["methods"][job.method]
     overrides = {key: entry[key] for key in ("threads", "mem_mb", "runtime") if key in entry}
     return resources.for_job(spec.n, spec.d, cfg.dataset_preprocess(config, job.dataset),
@@ -254,7 +307,7 @@ def training_shape(config: dict, label: str) -> TrainingShape:
     preprocessing (`preprocessing.output_dim`). `ConfigError` at the responsible key when the
     class filter keeps fewer than two classes, a class is too small to split, the protocol's
     sizes are impossible or the preprocessing does not fit the data."""
-    spec = data_registry.get(cfg.dataset_name(config, label))
+    spec = dataset_spec(config, label)
     entry = config["datasets"][label]
     drop = int(entry.get("drop_classes_below") or 0)
     protocol = cfg.dataset_protocol(config, label)
@@ -339,7 +392,7 @@ def check_data_limits(config: dict) -> None:
         for method in config["methods"]:
             if label not in cfg.method_datasets(config, method):
                 continue
-            cls = method_registry.get(cfg.method_name(config, method))
+            cls = method_class(config, method)
             ks = cfg.method_ks(config, method)
             if not cls.predicts_only:
                 depth, loo = neighbour_depths(ks, hubness_k, config["k_selection"],

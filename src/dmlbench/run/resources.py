@@ -71,7 +71,8 @@ def for_job(n: int, d: int, preprocess: list, n_splits: int, overrides: dict) ->
     }
 
 
-def for_dataset(name: str) -> dict:
-    """{mem_mb, runtime} of the rule that builds data set `name` (downloads get 30 minutes)."""
-    spec = data_registry.get(name)
-    return {"mem_mb": dataset_mem_mb(spec.n, spec.d), "runtime": 10 if spec.embedded else 30}
+def for_dataset(name: str, spec=None) -> dict:
+    """{mem_mb, runtime} of the rule that builds data set `name` (its registry spec, or `spec`
+    for a data set given by a file); downloads get 30 minutes."""
+    spec = spec or data_registry.get(name)
+    return {"mem_mb": dataset_mem_mb(spec.n, spec.d), "runtime": 30 if spec.downloads else 10}
