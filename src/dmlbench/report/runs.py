@@ -52,7 +52,9 @@ def split_arrays(artifact_uri: str) -> dict | None:
     """The arrays a split run's method kept (its MLflow artifact `arrays.npz`, written by the
     job next to the record), or None when it kept none. `artifact_uri`: the run's (a column of
     the runs `load` returns), so that no query of the run is needed."""
-    names = {a.path for a in mlflow.artifacts.list_artifacts(artifact_uri=artifact_uri)}
+    # listed by the URI, paths come relative to its parent folder (`artifacts/arrays.npz`)
+    names = {a.path.rsplit("/", 1)[-1]
+             for a in mlflow.artifacts.list_artifacts(artifact_uri=artifact_uri)}
     if tracking.ARRAYS_ARTIFACT not in names:
         return None
     with tempfile.TemporaryDirectory() as tmp:
