@@ -1,5 +1,10 @@
 """Report pieces that do not need MLflow: paper side-by-side, Pareto front, exports."""
 
+import html
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -201,3 +206,30 @@ def test_accuracy_against_skewness_figure_draws_more_methods_than_markers(tmp_pa
     assert len({(s.colour, s.marker, s.linestyle) for s in style.values()}) == 47
     name = render_figure(tmp_path, "a.png", accuracy_figure, frame, style, "accuracy_k1", 10)
     assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+
+
+PUBLISHED = Path(__file__).resolve().parents[1] / "reports"
+
+
+@pytest.mark.parametrize("page", sorted(PUBLISHED.glob("**/index.html")),
+                         ids=lambda p: str(p.relative_to(PUBLISHED)))
+def test_every_local_link_of_a_published_page_resolves(page):
+    """Each href and src of a committed page under reports/ that is not a web address names a
+    file that is committed beside it (a record file, a table, a figure, another report), and each
+    #anchor an id of its page: a reader of the repository finds what the page links to. No link
+    leads to an MLflow UI, which only the machine that made the report has."""
+    text = page.read_text()
+    ids = set(re.findall(r'\sid="([^"]+)"', text)) | set(re.findall(r"\sid='([^']+)'", text))
+    dead, remote = [], []
+    for link in re.findall(r'\s(?:href|src)=["\']([^"\']+)["\']', text):
+        link = html.unescape(link)
+        target, _, anchor = link.partition("#")
+        if re.match(r"[a-z]+:", target):
+            remote.append(link)
+            continue
+        if target and not (page.parent / unquote(target)).is_file():
+            dead.append(link)
+        elif not target and anchor and anchor not in ids:
+            dead.append(link)
+    assert not dead, f"{page}: {len(dead)} dead links, e.g. {dead[:3]}"
+    assert not [r for r in remote if "127.0.0.1" in r or "localhost" in r], remote[:3]

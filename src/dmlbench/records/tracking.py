@@ -193,8 +193,10 @@ def experiment_id(mlclient, name: str) -> str:
         return mlclient.get_experiment_by_name(name).experiment_id
 
 
-#: the kind tag makes the MLflow 3 UI open an experiment on its runs ("Training runs"), not on
-#: the GenAI overview (traces, tokens, cost)
+#: the experiment's kind ("custom_model_development", a value of the MLflow 3 UI): the UIs that
+#: read it (3.x before the sidebar's workflow switch) open it on its runs, not on the GenAI
+#: overview. MLflow 3.17 reads the switch instead ("GenAI" / "Model training", kept by the
+#: browser; `?workflowType=machine_learning` in a link sets it): see `report.base.MODEL_TRAINING`
 EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}
 #: the experiment tag the MLflow UI shows as the experiment's description
 DESCRIPTION_TAG = "mlflow.note.content"

@@ -37,6 +37,11 @@ MAX_HEIGHT_PX = 2000
 FIXED_LAYOUT = "fixed-layout"
 
 
+#: the MLflow 3 UI's workflow switch set to "Model training" (its query parameter; checked in
+#: MLflow 3.17's UI): an experiment's page shows its runs, not the GenAI overview of traces
+MODEL_TRAINING = "workflowType=machine_learning"
+
+
 @dataclass
 class Context:
     """What every section can use: the runs, the benchmark config, where to write, the links of
@@ -95,11 +100,11 @@ class Context:
         return "its MLflow run"
 
     def run_url(self, run_id: str, experiment_id: str) -> str:
-        return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs/{run_id}"
+        return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs/{run_id}?{MODEL_TRAINING}"
 
     def experiment_url(self, experiment_id: str) -> str:
         """The runs view of the experiment in the MLflow UI."""
-        return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs"
+        return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs?{MODEL_TRAINING}"
 
     def parent_link(self, parent_key: str, run_id: str, experiment_id: str) -> str | None:
         """Where a (data set, method) cell links: its record file, else its MLflow run."""
