@@ -256,3 +256,21 @@ def test_a_reduced_method_carries_its_reduction_as_tag_and_parameter(mlflow_uri,
     frame = runs.load("track-test")[0].set_index("method")
     assert frame.loc["euclidean+ls", "hubness_reduction"] == "LS k=5"
     assert frame.loc["euclidean+ls", "method_params"] == frame.loc["euclidean", "method_params"]
+
+
+def test_ingest_prints_one_final_line_and_no_mlflow_log_lines(mlflow_uri, tmp_path, capfd):
+    """`dmlbench ingest` into a new store (whose schema set-up MLflow and alembic log at INFO):
+    the console gets the one line naming the store and the experiment, no log line."""
+    import logging
+
+    from dmlbench import cli
+
+    logging.getLogger("alembic").setLevel(logging.INFO)  # as a fresh process has it
+    logging.getLogger("mlflow").setLevel(logging.INFO)
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    capfd.readouterr()
+    assert cli.main(["ingest", *map(str, paths)]) in (0, None)
+    out, err = capfd.readouterr()
+    lines = [line for line in (out + err).splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("MLflow sqlite"), lines
+    assert "track-test" in lines[0] and str(tmp_path) not in lines[0]
