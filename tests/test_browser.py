@@ -104,6 +104,12 @@ frame.onload = function () {
   out.wideTables = Array.prototype.filter.call(doc.querySelectorAll("table"), function (t) {
     var box = t.parentNode.getBoundingClientRect(); return box.right > root.clientWidth + 1;
   }).length;
+  // tables whose frame scrolls sideways (columns out of view), by the section they are in
+  out.hiddenColumns = Array.prototype.filter.call(doc.querySelectorAll(".table-wrap"),
+    function (w) { return w.scrollWidth > w.clientWidth + 1; }).map(function (w) {
+      var sections = Array.prototype.filter.call(doc.querySelectorAll("h2"), function (h) {
+        return h.compareDocumentPosition(w) & Node.DOCUMENT_POSITION_FOLLOWING; });
+      return sections.length ? sections[sections.length - 1].id : ""; });
   function column(table, index) {
     return Array.prototype.map.call(table.tBodies[0].rows, function (row) {
       return row.cells[index].textContent.trim(); });
@@ -182,6 +188,8 @@ def test_published_default_report_reads_at_1400_px(published, tmp_path):
     assert m["h2"][0] == "summary", m["h2"]
     assert m["scrollWidth"] <= m["clientWidth"] + 1, m
     assert m["wideTables"] == 0
+    main = {"summary", "leaderboard", "accuracy", "average-error", "statistics", "bayesian"}
+    assert not main & set(m["hiddenColumns"]), m["hiddenColumns"]
     assert m["figureHeights"] and max(m["figureHeights"]) <= 2000, m["figureHeights"]
     board = m["leaderboard"]
     ranks = [_rank(r) for r in board["ranks"]]
@@ -199,7 +207,7 @@ def test_published_scoreboard_reads_at_1400_px(published, tmp_path):
     m = measure(published, "index.html", tmp_path)
     assert m["h2"][:2] == ["verdicts", "reports"], m["h2"]
     assert m["scrollWidth"] <= m["clientWidth"] + 1, m
-    assert m["wideTables"] == 0
+    assert m["wideTables"] == 0 and m["hiddenColumns"] == [], m["hiddenColumns"]
     shot = ARTIFACTS / "published-scoreboard.png"
     render(f"{published}/index.html", tmp_path, shot, budget_ms=5000)
     assert shot.stat().st_size > 10_000

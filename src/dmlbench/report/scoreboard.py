@@ -133,7 +133,9 @@ def paper_verdicts(counts: pd.DataFrame, claims: pd.DataFrame, reports: list[str
                       f"better, {total['outside, ours worse']} with ours worse"
                       + (f", {total['outside (no direction)']} with neither better"
                          if total["outside (no direction)"] else "")
-                      + f"); {total['cells'] - total['compared']} of {total['cells']} "
+                      + f")" + (f", {total['no verdict']} without a verdict (no published error)"
+                                 if total["no verdict"] else "")
+                      + f"; {total['cells'] - total['compared']} of {total['cells']} "
                       "published cells not compared")
         else:
             tables = "no published results table (its results are figures and prose)"
@@ -164,8 +166,10 @@ def _table_html(frame: pd.DataFrame, html_columns: tuple[str, ...] = ()) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = []
     for idx, row in frame.iterrows():
-        cells = "".join(f"<td>{value if column in html_columns else html.escape(str(value))}</td>"
-                        for column, value in row.items())
+        cells = "".join(
+            ("<td>" if isinstance(value, (int, float, np.number)) else '<td class="text">')
+            + (value if column in html_columns else html.escape(str(value))) + "</td>"
+            for column, value in row.items())
         body.append(f"<tr><th>{html.escape(str(idx))}</th>{cells}</tr>")
     return (f'<div class="table-wrap"><table class="dataframe sortable"><thead><tr><th></th>'
             f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
@@ -180,6 +184,13 @@ def _claim_cell(row) -> str:
     return (f"<details><summary>{html.escape(short)}</summary><p>{html.escape(claim)}</p>"
             f"<p><b>Paper:</b> {evidence}</p>"
             f"<p><b>Ours:</b> {html.escape(str(row['ours']))}</p></details>")
+
+
+#: the scoreboard's additions to the reports' style: text cells left-aligned, long row and
+#: column names wrapped so that the tables fit the page
+STYLE = ("table.dataframe td.text { text-align: left; }"
+         "table.dataframe tbody th { white-space: normal; min-width: 9rem; max-width: 17rem; }"
+         "table.dataframe thead th { white-space: normal; }")
 
 
 def _template(name: str) -> str:
@@ -236,7 +247,7 @@ def write(reports_dir: str | Path) -> Path:
                   _table_html(folded, html_columns=("claim (click to unfold)", "report"))]
     page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>dmlbench reports</title><style>{_template('page.css')}</style></head><body>"
+            f"<title>dmlbench reports</title><style>{_template('page.css')}{STYLE}</style></head><body>"
             + "".join(parts) + f"<script>{_template('sort.js')}</script></body></html>\n")
     path = reports_dir / "index.html"
     with atomic_path(path) as tmp:
