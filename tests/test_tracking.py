@@ -274,3 +274,20 @@ def test_ingest_prints_one_final_line_and_no_mlflow_log_lines(mlflow_uri, tmp_pa
     lines = [line for line in (out + err).splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("MLflow sqlite"), lines
     assert "track-test" in lines[0] and str(tmp_path) not in lines[0]
+
+
+def test_the_experiment_is_described_and_opens_on_its_runs(mlflow_uri, tmp_path):
+    """The experiment named after the benchmark carries the config's description (the tag the
+    MLflow UI shows under its name) and the kind that opens it on its runs; a changed
+    description replaces the old one at the next ingest."""
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    checked = plan.check({**copy.deepcopy(CFG), "description": "Two methods on iris.",
+                          "data": {"cache": str(tmp_path / "cache")}})
+    summary = tracking.ingest(paths, config=checked)
+    client = mlflow.MlflowClient(mlflow_uri)
+    exp = client.get_experiment(summary["experiment_id"])
+    assert exp.name == "track-test"
+    assert exp.tags["mlflow.note.content"] == "Two methods on iris."
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    tracking.ingest(paths, config={**checked, "description": "Changed."})
+    assert client.get_experiment(exp.experiment_id).tags["mlflow.note.content"] == "Changed."
