@@ -78,8 +78,10 @@ def render(url: str, tmp_path: Path, screenshot: Path | None, budget_ms: int = 1
     """The DOM of `url` after its scripts ran, and a screenshot of its first screen."""
     browser = chromium()
     profile = tmp_path / f"profile-{abs(hash(url))}"
+    # the virtual-time budget lets the page's scripts run; --timeout (real time) makes Chromium
+    # stop and give what it has before the process is killed (a busy machine, a page that polls)
     common = [browser, *CHROME_FLAGS, f"--user-data-dir={profile}",
-              f"--virtual-time-budget={budget_ms}"]
+              f"--virtual-time-budget={budget_ms}", f"--timeout={(BROWSER_TIMEOUT_S - 60) * 1000}"]
     dom = run_browser([*common, "--dump-dom", url])
     if screenshot is not None:
         ARTIFACTS.mkdir(exist_ok=True)
