@@ -142,6 +142,32 @@ def test_scoreboard_counts_cells_and_lists_claims(tmp_path):
     assert "a/index.html" in page and "b/index.html" in page and "held" in page
 
 
+def test_scoreboard_opens_on_a_verdict_per_paper_and_the_reports(tmp_path):
+    """Every paper with transcribed tables or claims has a verdict row (Chang 2012, whose
+    results are figures, says so); the verdicts and the list of reports come before the tables;
+    a claim's text is folded in <details>."""
+    from dmlbench.report import scoreboard
+
+    folder = tmp_path / "shigeto-2017"
+    (folder / "tables").mkdir(parents=True)
+    (folder / "index.html").write_text("<html></html>")
+    claim = "A claim long enough to be folded " + "word " * 30
+    pd.DataFrame([{"paper": "shigeto-2017", "claim": claim, "paper's evidence": "Table 3",
+                   "ours": "3 of 5", "verdict": "held"}]).to_csv(folder / "tables" / "claims.csv")
+    page = scoreboard.write(tmp_path).read_text()
+    heads = [page.index(f"<h2 id='{h}'>") for h in ("verdicts", "reports", "tables", "claims")]
+    assert heads == sorted(heads)
+    verdicts = page[heads[0]:heads[1]]
+    for paper in ("Abou-Moustafa 2007", "Abou-Moustafa 2017", "Chang 2012", "Oneata 2011",
+                  "Shigeto 2017"):
+        assert f"<th>{paper}</th>" in verdicts
+    assert "no published results table" in verdicts and "claims: 1 held" in verdicts
+    assert 'href="shigeto-2017/index.html"' in page[heads[1]:heads[2]]
+    folded = page[heads[3]:]
+    assert "<details><summary>A claim long enough" in folded and "\u2026</summary>" in folded
+    assert "<b>Paper:</b> Table 3" in folded
+
+
 def test_scoreboard_counts_each_variant_of_a_table_apart(tmp_path):
     """One report runs Shigeto's Table 3(a) under two readings of an open choice: a row per
     variant, and the totals take, per table, the variant with more cells within."""

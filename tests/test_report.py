@@ -1,5 +1,10 @@
 """Report pieces that do not need MLflow: paper side-by-side, Pareto front, exports."""
 
+import html
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -167,7 +172,7 @@ def test_bayesian_section_tables_and_simplex_plots(tmp_path):
 
     ctx = Context(k_matched_parents(), pd.DataFrame(), tmp_path, 10, [3, 5],
                   config={"report": {"rope": 0.01}})
-    sec = bayesian.bayesian_section(ctx)
+    sec = bayesian.bayesian_section(ctx).resolve()
     figures = [b["src"] for b in sec.blocks if b["kind"] == "figure"]
     assert figures == ["figures/bayesian_simplex_k3.png", "figures/bayesian_simplex_k5.png"]
     assert all((tmp_path / f).stat().st_size > 0 for f in figures)
@@ -185,15 +190,46 @@ def test_bayesian_section_tables_and_simplex_plots(tmp_path):
 
 
 def test_accuracy_against_skewness_figure_draws_more_methods_than_markers(tmp_path):
-    """Oneata 2011's config has 47 method labels: each gets a marker (12 shapes, cycled)."""
-    from dmlbench import vocabulary as voc
+    """Oneata 2011's config has 47 method labels: each gets a marker (14 shapes, then line
+    styles), in the colour of its family."""
+    from dmlbench.report import palette
+    from dmlbench.report.base import render_figure
     from dmlbench.report.sections.hubness_study import accuracy_figure
 
     methods = ["euclidean"] + [f"m{i:02d}" for i in range(46)]
     frame = pd.DataFrame({"dataset": "iris", "method": methods,
                           "method_name": ["euclidean"] + ["nca"] * 46,
-                          voc.mean(voc.skewness(10)): np.linspace(0.0, 1.0, 47),
-                          voc.mean(voc.accuracy(1)): np.linspace(0.5, 1.0, 47)})
-    ctx = Context(frame, pd.DataFrame(), tmp_path, 10, [1])
-    name = accuracy_figure(ctx, voc.accuracy(1), 10, tmp_path)
+                          "family": ["baseline"] + ["nca"] * 46,
+                          "skewness": np.linspace(0.0, 1.0, 47),
+                          "accuracy": np.linspace(50, 100, 47)})
+    style = palette.styles(frame)
+    assert len({(s.colour, s.marker, s.linestyle) for s in style.values()}) == 47
+    name = render_figure(tmp_path, "a.png", accuracy_figure, frame, style, "accuracy_k1", 10)
     assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+
+
+PUBLISHED = Path(__file__).resolve().parents[1] / "reports"
+
+
+@pytest.mark.parametrize("page", sorted(PUBLISHED.glob("**/index.html")),
+                         ids=lambda p: str(p.relative_to(PUBLISHED)))
+def test_every_local_link_of_a_published_page_resolves(page):
+    """Each href and src of a committed page under reports/ that is not a web address names a
+    file that is committed beside it (a record file, a table, a figure, another report), and each
+    #anchor an id of its page: a reader of the repository finds what the page links to. No link
+    leads to an MLflow UI, which only the machine that made the report has."""
+    text = page.read_text()
+    ids = set(re.findall(r'\sid="([^"]+)"', text)) | set(re.findall(r"\sid='([^']+)'", text))
+    dead, remote = [], []
+    for link in re.findall(r'\s(?:href|src)=["\']([^"\']+)["\']', text):
+        link = html.unescape(link)
+        target, _, anchor = link.partition("#")
+        if re.match(r"[a-z]+:", target):
+            remote.append(link)
+            continue
+        if target and not (page.parent / unquote(target)).is_file():
+            dead.append(link)
+        elif not target and anchor and anchor not in ids:
+            dead.append(link)
+    assert not dead, f"{page}: {len(dead)} dead links, e.g. {dead[:3]}"
+    assert not [r for r in remote if "127.0.0.1" in r or "localhost" in r], remote[:3]

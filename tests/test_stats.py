@@ -40,6 +40,39 @@ def test_wilcoxon_holm_adjusts_in_step_down_order():
     np.testing.assert_allclose(frame["p_holm"].to_numpy()[order], expected)
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_wilcoxon_p_matches_scipy_with_ties_and_zeros(seed):
+    """Accuracy differences on a grid of 1/100 have ties and zeros: scipy's exact permutation
+    route (n <= 13), its normal approximation (n > 13) and its exact route (no ties)."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(seed)
+    for n in (5, 9, 12, 16):
+        d = rng.integers(-4, 5, n) / 100.0
+        if np.all(d == 0):
+            continue
+        assert statistics.wilcoxon_p(d) == pytest.approx(
+            sps.wilcoxon(d, zero_method="zsplit").pvalue, rel=1e-12)
+    d = rng.normal(size=10)
+    assert statistics.wilcoxon_p(d) == pytest.approx(
+        sps.wilcoxon(d, zero_method="zsplit").pvalue, rel=1e-12)
+
+
+def test_wilcoxon_p_by_enumerating_the_sign_flips():
+    """d = (0, 1, -1, 2): ranks of |d| 1, 2.5, 2.5, 4, the zero's half rank 0.5 on each side;
+    R+ = 0.5 + 2.5 + 4 = 7; over the 16 sign flips, P(R+ >= 7) and P(R+ <= 7), doubled."""
+    import itertools
+
+    d = np.array([0.0, 1.0, -1.0, 2.0])
+    ranks = np.array([1.0, 2.5, 2.5, 4.0])
+    null = [0.5 + sum(r for r, s, x in zip(ranks, signs, d) if s * x > 0)
+            for signs in itertools.product((1, -1), repeat=4)]
+    observed = 7.0
+    expected = min(1.0, 2 * min(np.mean(np.array(null) >= observed),
+                                np.mean(np.array(null) <= observed)))
+    assert statistics.wilcoxon_p(d) == pytest.approx(expected)
+
+
 def test_ztest_matches_statsmodels():
     z, p = statistics.ztest_two_proportions(0.9, 0.8, 200, 150)
     z_ref, p_ref = proportions_ztest([180, 120], [200, 150])

@@ -131,13 +131,14 @@ def test_method_arrays_go_from_the_job_to_mlflow_and_back(mlflow_uri, tmp_path):
     assert entry["names"] == ["test_embedding", "test_labels"]
     summary = tracking.ingest(paths)
     run_id = summary["parents"][nca_records[1]["parent_key"]]["children"][nca_records[1]["job_key"]]
-    arrays = runs.split_arrays(run_id)
+    client = tracking.client()
+    arrays = runs.split_arrays(client.get_run(run_id).info.artifact_uri)
     with np.load(tmp_path / "runs" / entry["file"]) as saved:
         np.testing.assert_array_equal(arrays["test_embedding"], saved["test_embedding"])
     assert arrays["test_embedding"].shape == (nca_records[1]["split"]["n_test"], 2)
     rca_run = next(iter(summary["parents"][records.read(paths[1])[0]["parent_key"]]
                         ["children"].values()))
-    assert runs.split_arrays(rca_run) is None
+    assert runs.split_arrays(client.get_run(rca_run).info.artifact_uri) is None
     # a stale arrays file (changed after its record was written) is refused at ingest
     np.savez(tmp_path / "runs" / entry["file"], test_embedding=np.zeros((3, 2)))
     doc = json.loads(paths[0].read_text())
@@ -302,3 +303,38 @@ def test_large_runs_are_split_within_mlflows_batch_and_request_limits():
     assert sorted((x.key, x.value) for _, p, _ in client.calls for x in p) == sorted(
         (k, v[:6000]) for k, v in params.items())
     assert sorted(x.key for _, _, t in client.calls for x in t) == sorted(tags)
+
+
+def test_ingest_prints_one_final_line_and_no_mlflow_log_lines(mlflow_uri, tmp_path, capfd):
+    """`dmlbench ingest` into a new store (whose schema set-up MLflow and alembic log at INFO):
+    the console gets the one line naming the store and the experiment, no log line."""
+    import logging
+
+    from dmlbench import cli
+
+    logging.getLogger("alembic").setLevel(logging.INFO)  # as a fresh process has it
+    logging.getLogger("mlflow").setLevel(logging.INFO)
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    capfd.readouterr()
+    assert cli.main(["ingest", *map(str, paths)]) in (0, None)
+    out, err = capfd.readouterr()
+    lines = [line for line in (out + err).splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("MLflow sqlite"), lines
+    assert "track-test" in lines[0] and str(tmp_path) not in lines[0]
+
+
+def test_the_experiment_is_described_and_opens_on_its_runs(mlflow_uri, tmp_path):
+    """The experiment named after the benchmark carries the config's description (the tag the
+    MLflow UI shows under its name) and the kind that opens it on its runs; a changed
+    description replaces the old one at the next ingest."""
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    checked = plan.check({**copy.deepcopy(CFG), "description": "Two methods on iris.",
+                          "data": {"cache": str(tmp_path / "cache")}})
+    summary = tracking.ingest(paths, config=checked)
+    client = mlflow.MlflowClient(mlflow_uri)
+    exp = client.get_experiment(summary["experiment_id"])
+    assert exp.name == "track-test"
+    assert exp.tags["mlflow.note.content"] == "Two methods on iris."
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    tracking.ingest(paths, config={**checked, "description": "Changed."})
+    assert client.get_experiment(exp.experiment_id).tags["mlflow.note.content"] == "Changed."

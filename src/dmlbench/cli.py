@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import logging
 import os
 import shutil
 import sys
@@ -169,8 +170,9 @@ def _ingest(args) -> None:
         except records.UnreadableRecord as err:  # the study job reruns, as for a record
             raise ValueError(f"{err}; set aside as {records.set_aside(path).name}: the next "
                              "workflow run reruns the job that writes it") from None
+    _quiet_mlflow()
     summary = tracking.ingest(paths, experiment=args.experiment, config=config, tracked=tracked,
-                              set_aside_unreadable=True)
+                              set_aside_unreadable=True, progress=True)
     if args.out:
         write_json(args.out, summary)
     print(f"MLflow {tracking.store_label(summary['tracking_uri'])}, experiment "
@@ -180,9 +182,10 @@ def _ingest(args) -> None:
 def _report(args) -> None:
     from . import publish, report  # matplotlib and seaborn: this verb only (see the imports)
 
+    _quiet_mlflow()
     if args.records:
-        out = args.out or "reports/rebuilt"
-        print(f"report: {publish.rebuild(args.records, out)}", file=sys.stderr)
+        publish.rebuild(args.records, args.out or "reports/rebuilt", progress=True,
+                        workers=args.workers)
         return
     keys = config_run_id = None
     experiment = args.experiment
@@ -194,10 +197,20 @@ def _report(args) -> None:
     if not experiment:
         raise ValueError("give --experiment NAME, --tracking FILE or --records DIR")
     out = args.out or f"reports/{experiment}"
-    index = report.build(experiment, out, parent_keys=keys, title=args.title,
-                         description=args.description or "", config_run_id=config_run_id,
-                         manifest=args.manifest)
-    print(f"report: {index}", file=sys.stderr)
+    links = publish.record_links(Path(args.manifest).parent, out) if args.manifest else None
+    report.build(experiment, out, parent_keys=keys, title=args.title,
+                 description=args.description or "", config_run_id=config_run_id,
+                 manifest=args.manifest, record_links=links, workers=args.workers,
+                 progress=True)
+
+
+def _quiet_mlflow() -> None:
+    """Keep MLflow's INFO lines (the store's set-up, its migrations) and its download bars off
+    the console: read when mlflow is imported, which these verbs do later."""
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    for name in ("mlflow", "alembic"):  # in case mlflow is imported already
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _publish(args) -> None:
@@ -308,6 +321,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--title", help="default: the config's report.title, else 'dmlbench: "
                                    "<experiment>'")
     s.add_argument("--description", help="default: the config's description")
+    s.add_argument("--workers", type=int, help="processes drawing the figures (default: the "
+                                                "CPUs this process may use, at most 4)")
     s.set_defaults(func=_report)
     return p
 

@@ -154,13 +154,32 @@ def temporary_tracking_store():
                 os.environ["MLFLOW_TRACKING_URI"] = previous
 
 
-def rebuild(records_dir: str | Path, out_dir: str | Path) -> Path:
+def record_links(records_dir: str | Path, out_dir: str | Path) -> dict[str, str]:
+    """{parent key: path of its first record file, relative to `out_dir`} of a published
+    records folder (the manifest's records): where a report's (data set, method) cells link."""
+    records_dir, out_dir = Path(records_dir), Path(out_dir)
+    manifest = _read(records_dir / MANIFEST, "the manifest")
+    links = {}
+    for relative in sorted(manifest.get("records", [])):
+        path = records_dir / relative
+        for record in records.load(path)["records"]:  # the manifest's sha256 vouches for it
+            links.setdefault(record["parent_key"],
+                             Path(os.path.relpath(path, out_dir)).as_posix())
+    return links
+
+
+def rebuild(records_dir: str | Path, out_dir: str | Path, progress: bool = False,
+            workers: int | None = None) -> Path:
     """The report of a published records folder, built again into `out_dir` from the records
-    alone (temporary MLflow store; nothing is refitted). Returns the new index.html."""
+    alone (temporary MLflow store; nothing is refitted), its cells linking to the record files.
+    Returns the new index.html."""
     record_paths, documents, config = verified_files(records_dir)
     tracked = [run for path in documents for run in studies.tracked_runs(read_json(path))]
+    links = record_links(records_dir, out_dir)
     with temporary_tracking_store():
-        summary = tracking.ingest(record_paths, config=config, tracked=tracked)
+        summary = tracking.ingest(record_paths, config=config, tracked=tracked,
+                                  progress=progress)
         return report.build(summary["experiment"], out_dir, parent_keys=list(summary["parents"]),
                             manifest=Path(records_dir) / MANIFEST,
-                            config_run_id=summary.get("config_run_id"))
+                            config_run_id=summary.get("config_run_id"), record_links=links,
+                            mlflow_link=False, workers=workers, progress=progress)

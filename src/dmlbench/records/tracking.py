@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from .. import records
 from .. import vocabulary as voc
@@ -186,11 +187,29 @@ def experiment_id(mlclient, name: str) -> str:
     if exp is not None:
         return exp.experiment_id
     try:
-        # the kind tag makes the MLflow 3 UI open the runs view (not the GenAI overview)
         return mlclient.create_experiment(name, artifact_location=_local_artifact_root(tracking_uri()),
-                                          tags={"mlflow.experimentKind": "custom_model_development"})
+                                          tags=EXPERIMENT_TAGS)
     except MlflowException:
         return mlclient.get_experiment_by_name(name).experiment_id
+
+
+#: the experiment's kind ("custom_model_development", a value of the MLflow 3 UI): the UIs that
+#: read it (3.x before the sidebar's workflow switch) open it on its runs, not on the GenAI
+#: overview. MLflow 3.17 reads the switch instead ("GenAI" / "Model training", kept by the
+#: browser; `?workflowType=machine_learning` in a link sets it): see `report.base.MODEL_TRAINING`
+EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}
+#: the experiment tag the MLflow UI shows as the experiment's description
+DESCRIPTION_TAG = "mlflow.note.content"
+
+
+def describe_experiment(mlclient, exp_id: str, description: str | None) -> None:
+    """Give the experiment the kind tag (also one created before it was set) and the config's
+    description, where they differ from what it has."""
+    tags = mlclient.get_experiment(exp_id).tags
+    wanted = {**EXPERIMENT_TAGS, **({DESCRIPTION_TAG: description} if description else {})}
+    for key, value in wanted.items():
+        if tags.get(key) != value:
+            mlclient.set_experiment_tag(exp_id, key, value)
 
 
 def _rank(run) -> tuple:
@@ -542,7 +561,7 @@ def _run_name(record: dict) -> str:
 
 def ingest(paths: list[str | Path], experiment: str | None = None,
            config: dict | None = None, tracked: list[TrackedRun] = (),
-           set_aside_unreadable: bool = False) -> dict:
+           set_aside_unreadable: bool = False, progress: bool = False) -> dict:
     """Import the split records of record files, and the runs of study documents
     (`studies.tracked_runs`), into MLflow; returns {"parents": {parent_key: {run_id, dataset,
     method, children: {job_key: run_id}}}, "tracked": {key: run_id}, "counts": ...}.
@@ -551,7 +570,8 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
     read, or whose arrays file is missing or differs, stops the ingest with a `ValueError`
     naming each such file on a line; with `set_aside_unreadable` (the workflow's track step)
     each is renamed to `<name>.unreadable` first (`records.set_aside`), so the next run of the
-    workflow reruns the jobs that write them."""
+    workflow reruns the jobs that write them. The config's `description` becomes the
+    experiment's (`describe_experiment`); `progress` shows a progress bar on the console."""
     groups: dict[str, list[dict]] = defaultdict(list)
     folder = {}
     problems = []
@@ -584,7 +604,7 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
                                 else tracked[0].benchmark)
     try:
         with _quiet_store_errors():
-            return _ingest(groups, folder, experiment, config, tracked)
+            return _ingest(groups, folder, experiment, config, tracked, progress)
     except Exception as err:
         full = store_error(err)
         if full is None:
@@ -593,14 +613,16 @@ def ingest(paths: list[str | Path], experiment: str | None = None,
 
 
 def _ingest(groups: dict, folder: dict, experiment: str, config: dict | None,
-            tracked) -> dict:
+            tracked, progress: bool) -> dict:
     session = _Ingest(experiment)
     out = {"experiment": experiment, "experiment_id": session.exp_id,
            "tracking_uri": tracking_uri(), "parents": {}}
     if config is not None:
+        describe_experiment(session.mlclient, session.exp_id, config.get("description"))
         out["config_run_id"] = log_benchmark_config(session.mlclient, session.exp_id, config,
                                                     session.known)
-    for parent_key, group in sorted(groups.items()):
+    for parent_key, group in tqdm(sorted(groups.items()), desc="ingest", unit="parent",
+                                  disable=not progress or None, leave=False):
         group.sort(key=lambda r: r["split"]["index"])
         parent_id = session.parent(parent_key, group)
         children = {r["job_key"]: session.split(r, parent_id, folder[r["job_key"]]) for r in group}

@@ -1,13 +1,22 @@
-"""The benchmark report: tables and seaborn figures from the runs in MLflow, as one HTML page
-`reports/<benchmark>/index.html` with its figures and CSV tables beside it."""
+"""The benchmark report: tables and figures from the runs in MLflow, as one HTML page
+`reports/<benchmark>/index.html` with its figures and CSV tables beside it.
+
+The page opens on its answer (the summary section), then the details, section by section
+(`sections.SECTIONS`); its tables sort by a click on a column's header and keep their header
+and first column in view (the template's script and style, no outside resource: the page works
+offline). Figures and the Monte-Carlo comparisons are computed in a process pool while the
+sections read the runs (`render.Renderer`).
+"""
 
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from tqdm import tqdm
 
 from .. import __version__
 from ..files import atomic_path, write_json
@@ -15,12 +24,15 @@ from ..records import tracking
 from ..records.public import public_config
 from . import runs, scoreboard, settings
 from .base import Context
+from .render import Renderer
 from .sections import SECTIONS
 
 
 def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = None,
           title: str | None = None, description: str = "",
-          config_run_id: str | None = None, manifest: str | Path | None = None) -> Path:
+          config_run_id: str | None = None, manifest: str | Path | None = None,
+          record_links: dict[str, str] | None = None, mlflow_link: bool = True,
+          workers: int | None = None, progress: bool = False) -> Path:
     """Write the report of `experiment` to `out_dir`; returns the path of index.html.
 
     `parent_keys` restricts it to those (data set, method) runs, e.g. the current config's.
@@ -28,21 +40,41 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
     from the checked config logged with the runs: the run `config_run_id` (the track job's),
     else the newest; `title` and `description` override the config's. `manifest`: the
     published records' manifest (`dmlbench.publish`), whose sha256 the page prints; its folder's
-    config.json is then the published one, left as it is. The page names the tracking store by
-    its scheme and name only, and the config beside it is `public_config` (no local paths).
+    config.json is then the published one, left as it is. `record_links` ({parent key: path
+    relative to `out_dir`}, `publish.record_links`) makes every (data set, method) cell link to
+    its record file instead of its MLflow run; `mlflow_link` names the MLflow experiment at the
+    top of the page (not for a report rebuilt through a temporary store). The page names the
+    tracking store by its scheme and name only, and the config beside it is `public_config`
+    (no local paths). `workers`: processes drawing the figures (default: the CPUs, at most 4);
+    `progress`: progress bars on the console.
     """
     out_dir = Path(out_dir)
-    parents, splits = runs.load(experiment, parent_keys)
-    config = runs.load_config(experiment, config_run_id)
-    ctx = Context(parents, splits, out_dir, runs.hubness_k(parents), runs.ks(parents), config,
-                  experiment=experiment)
-    built = [s for s in (section(ctx) for section in SECTIONS) if s is not None]
+    started = time.perf_counter()
+    with Renderer(workers, progress=progress) as renderer:  # its processes start meanwhile
+        parents, splits = runs.load(experiment, parent_keys)
+        config = runs.load_config(experiment, config_run_id)
+        ctx = Context(parents, splits, out_dir, runs.hubness_k(parents), runs.ks(parents),
+                      config, experiment=experiment, record_links=record_links,
+                      renderer=renderer)
+        built = []
+        for section in tqdm(SECTIONS, desc="report: sections", unit="section", leave=False,
+                            disable=not progress or None):
+            result = section(ctx)
+            if result is not None:
+                built.append(result)
+        built = [section.resolve() for section in built]
+    for stale in (out_dir / "figures").glob("*.png"):  # an earlier build's, not this one's
+        if stale.name not in ctx.figures_written:
+            stale.unlink()
+    experiment_id = parents["experiment_id"].iloc[0]
     env = Environment(loader=PackageLoader("dmlbench.report", "templates"),
                       autoescape=select_autoescape(["html"]))
     page = env.get_template("index.html").render(
         title=title or settings.title(config, experiment), experiment=experiment,
         description=description or settings.description(config), sections=built,
         store=tracking.store_label(),
+        experiment_url=ctx.experiment_url(experiment_id) if mlflow_link else None,
+        record_links=record_links is not None,
         manifest_sha256=None if manifest is None else _sha256(Path(manifest)),
         unpinned=unpinned_files(splits),
         n_datasets=parents["dataset"].nunique(), n_methods=parents["method"].nunique(),
@@ -57,6 +89,12 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
         tmp.write_text(page)
     if out_dir.parent.name == "reports":
         scoreboard.write(out_dir.parent)
+    if progress:
+        n_figures = len(list((out_dir / "figures").glob("*.png")))
+        n_tables = len(list((out_dir / "tables").glob("*.csv")))
+        tqdm.write(f"report: wrote {index} ({len(built)} sections, {n_figures} figures, "
+                   f"{n_tables} tables) in {time.perf_counter() - started:.0f} s",
+                   file=sys.stderr)
     return index
 
 

@@ -1,13 +1,19 @@
 """What every report section builds on: the `Context` it reads (runs, config, where to write,
-MLflow links), the `Section` it returns, and the writers of its pieces (HTML tables, CSV/LaTeX
-exports, PNG figures). Figures use matplotlib's Agg backend, set here once."""
+links), the `Section` it returns, and the writers of its pieces (HTML tables, CSV/LaTeX
+exports, PNG figures). Figures use matplotlib's Agg backend, set here once; they are drawn by
+the context's renderer (`report.render`: a process pool), each from a function that returns a
+matplotlib figure, and saved here."""
 
 from __future__ import annotations
 
 import html
 import os
+import re
+import warnings
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import matplotlib
 
@@ -21,10 +27,29 @@ from . import tables  # noqa: E402
 
 sns.set_theme(style="whitegrid", context="notebook")
 
+#: resolution of every figure; with `MAX_WIDTH_IN` a figure fits a 1400 px wide window
+DPI = 110
+#: the widest figure (inches): 1375 px at `DPI`
+MAX_WIDTH_IN = 12.5
+#: the tallest figure (pixels): about two screens; taller ones are split (`figures.pages`)
+MAX_HEIGHT_PX = 2000
+#: the label of a figure laid out to fit its page (`figures.grid`): saved without trimming
+FIXED_LAYOUT = "fixed-layout"
+
+
+#: the MLflow 3 UI's workflow switch set to "Model training" (its query parameter; checked in
+#: MLflow 3.17's UI): an experiment's page shows its runs, not the GenAI overview of traces
+MODEL_TRAINING = "workflowType=machine_learning"
+
 
 @dataclass
 class Context:
-    """What every section can use: the runs, the benchmark config, where to write, MLflow links."""
+    """What every section can use: the runs, the benchmark config, where to write, the links of
+    each (data set, method), the renderer of figures and a memo of shared results.
+
+    `record_links` ({parent key: href relative to the page}) makes every (data set, method)
+    cell link to the record file it comes from (a published report); without it, cells link
+    to the MLflow run (`mlflow_ui`, the runs view of the experiment)."""
 
     parents: pd.DataFrame
     splits: pd.DataFrame
@@ -33,41 +58,118 @@ class Context:
     ks: list[int]
     config: dict | None = None
     experiment: str = ""
+    record_links: dict[str, str] | None = None
+    renderer: object | None = None
     mlflow_ui: str = field(default_factory=lambda: os.environ.get(
         "DMLBENCH_MLFLOW_UI", "http://127.0.0.1:5000"))
+    figures_written: set = field(default_factory=set, repr=False)
+    _memo: dict = field(default_factory=dict, repr=False)
 
     @property
     def figure_dir(self) -> Path:
         return self.out_dir / "figures"
 
+    def memo(self, key, compute: Callable):
+        """`compute()` once per report: results two sections share (ranks, comparisons)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def submit(self, fn: Callable, *args) -> Future:
+        """`fn(*args)` in the renderer's pool (a module-level function, picklable arguments);
+        run here at once without a renderer."""
+        if self.renderer is not None:
+            return self.renderer.submit(fn, *args)
+        future = Future()
+        future.set_result(fn(*args))
+        return future
+
+    def figure(self, name: str, draw: Callable, *args) -> str:
+        """Draw `draw(*args)` (a matplotlib figure) into figures/`name`; returns `name`."""
+        self.figures_written.add(name)
+        if self.renderer is not None:
+            return self.renderer.figure(self.figure_dir, name, draw, *args)
+        return render_figure(self.figure_dir, name, draw, *args)
+
+    @property
+    def links_to(self) -> str:
+        """What the cells link to, in words, for the page's text."""
+        if self.record_links is not None:
+            return ("its record file (under records/, gzip-compressed JSON: one record per "
+                    "split)")
+        return "its MLflow run"
+
     def run_url(self, run_id: str, experiment_id: str) -> str:
-        return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs/{run_id}"
+        return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs/{run_id}?{MODEL_TRAINING}"
+
+    def experiment_url(self, experiment_id: str) -> str:
+        """The runs view of the experiment in the MLflow UI."""
+        return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs?{MODEL_TRAINING}"
+
+    def parent_link(self, parent_key: str, run_id: str, experiment_id: str) -> str | None:
+        """Where a (data set, method) cell links: its record file, else its MLflow run."""
+        if self.record_links is not None:
+            return self.record_links.get(parent_key)
+        return self.run_url(run_id, experiment_id)
 
     def run_links(self) -> pd.DataFrame:
-        """Data set x method table of links to each parent run."""
-        frame = self.parents.assign(url=[self.run_url(r, e) for r, e in
-                                         zip(self.parents["run_id"], self.parents["experiment_id"])])
+        """Data set x method table of the links of each parent run (`parent_link`)."""
+        frame = self.parents.assign(url=[self.parent_link(k, r, e) for k, r, e in zip(
+            self.parents["parent_key"], self.parents["run_id"], self.parents["experiment_id"])])
         return tables.values(frame, "url")
 
 
 @dataclass
 class Section:
-    """One section of the page: an id (anchor), a title, an intro and its blocks in order."""
+    """One section of the page: an id (anchor), a title, an intro and its blocks in order.
+
+    A block added with `later(fill)` is filled in by `fill(section)` once every section has
+    run (`resolve`), e.g. from results the renderer's pool computes meanwhile."""
 
     id: str
     title: str
     intro: str = ""
     blocks: list = field(default_factory=list)
 
-    def table(self, html_text: str, caption: str = "", files: dict | None = None):
+    def table(self, html_text: str, caption: str = "", files: dict | None = None,
+              folded: bool = False):
+        """A table under its caption; `folded`: shown when the reader opens it (a long table
+        of details)."""
         self.blocks.append({"kind": "table", "html": html_text, "caption": caption,
-                            "files": files or {}})
+                            "files": files or {}, "folded": folded})
 
     def figure(self, src: str, caption: str):
         self.blocks.append({"kind": "figure", "src": f"figures/{src}", "caption": caption})
 
+    def table_and_figure(self, html_text: str, caption: str, files: dict, src: str,
+                         figure_caption: str):
+        """A table with a figure beside it (side by side where the page is wide enough)."""
+        self.blocks.append({"kind": "pair", "html": html_text, "caption": caption,
+                            "files": files, "src": f"figures/{src}",
+                            "figure_caption": figure_caption})
+
     def note(self, text: str):
         self.blocks.append({"kind": "note", "text": text})
+
+    def html(self, html_text: str):
+        """Ready-made HTML (escaped by whoever made it)."""
+        self.blocks.append({"kind": "html", "html": html_text})
+
+    def later(self, fill: Callable[[Section], None]):
+        self.blocks.append({"kind": "later", "fill": fill})
+
+    def resolve(self) -> Section:
+        """The section with every `later` block filled in, in place."""
+        blocks = []
+        for block in self.blocks:
+            if block["kind"] == "later":
+                part = Section(self.id, self.title)
+                block["fill"](part)
+                blocks += part.resolve().blocks
+            else:
+                blocks.append(block)
+        self.blocks = blocks
+        return self
 
 
 def export_table(ctx: Context, frame: pd.DataFrame, name: str) -> dict[str, str]:
@@ -82,31 +184,101 @@ def export_table(ctx: Context, frame: pd.DataFrame, name: str) -> dict[str, str]
     return out
 
 
+def methods_as_rows(table: pd.DataFrame) -> bool:
+    """Whether a data sets x methods table reads better turned (more methods than data sets:
+    a long table fits the page, a wide one does not)."""
+    return table.shape[1] > table.shape[0]
+
+
+_PLUS_MINUS = re.compile(r"^(.*?) ± (.*)$")
+
+
+#: cells longer than this are folded: their beginning shown, the rest on a click
+FOLD_CHARS = 160
+
+
+def _cell_html(value) -> str:
+    """A cell's text, escaped; 'mean ± sd' with the sd on a second, smaller line; a long text
+    folded (`FOLD_CHARS`)."""
+    text = str(value)
+    if len(text) > FOLD_CHARS:
+        cut = text.rfind(" ", 0, FOLD_CHARS - 40)
+        cut = cut if cut > 0 else FOLD_CHARS - 40
+        return (f"<details><summary>{html.escape(text[:cut])} …</summary>"
+                f"{html.escape(text[cut:])}</details>")
+    match = _PLUS_MINUS.match(text)
+    if match:
+        return (f"{html.escape(match.group(1))}<span class='sd'> ± "
+                f"{html.escape(match.group(2))}</span>")
+    return html.escape(text)
+
+
+def _label_html(label, swatches: dict | None) -> str:
+    text = html.escape(str(label))
+    colour = (swatches or {}).get(label)
+    if colour:
+        return f"<span class='swatch' style='background:{colour}'></span>{text}"
+    return text
+
+
 def html_table(text: pd.DataFrame, best: pd.DataFrame | None = None,
-               links: pd.DataFrame | None = None) -> str:
-    """An HTML table of strings; `best` marks cells in bold, `links` wraps cells in anchors."""
-    rows = ["<table class='dataframe'><thead><tr><th></th>"]
-    rows += [f"<th>{html.escape(str(c))}</th>" for c in text.columns]
+               links: pd.DataFrame | None = None, footer: pd.DataFrame | None = None,
+               swatches: dict[str, str] | None = None, transpose: bool = False) -> str:
+    """An HTML table of strings, sortable by a click on a column's header (the page's script),
+    with a sticky header and first column (the page's style).
+
+    `best` marks cells in bold, `links` wraps cells in anchors (both indexed like `text`),
+    `footer` rows (same columns) stay below the sorted rows, `swatches` ({row or column label:
+    colour}) put the method family's colour beside a label, and `transpose` turns `text`,
+    `best` and `links` (not `footer`, given as it is shown)."""
+    if transpose:
+        text = text.T
+        best = None if best is None else best.T
+        links = None if links is None else links.T
+    corner = html.escape(str(text.index.name or ""))
+    rows = [f"<div class='table-wrap'><table class='dataframe sortable'><thead><tr>"
+            f"<th>{corner}</th>"]
+    rows += [f"<th>{_label_html(c, swatches)}</th>" for c in text.columns]
     rows.append("</tr></thead><tbody>")
-    for idx, row in text.iterrows():
-        rows.append(f"<tr><th>{html.escape(str(idx))}</th>")
+
+    def row_html(idx, row, marks: bool) -> str:
+        cells = [f"<tr><th>{_label_html(idx, swatches)}</th>"]
         for col, value in row.items():
-            cell = html.escape(str(value))
-            link = links.at[idx, col] if links is not None and col in links.columns \
+            cell = _cell_html(value)
+            link = links.at[idx, col] if marks and links is not None and col in links.columns \
                 and idx in links.index else None
             if isinstance(link, str):
                 cell = f"<a class='run' href='{html.escape(link)}'>{cell}</a>"
-            cls = " class='best'" if best is not None and col in best.columns \
+            cls = " class='best'" if marks and best is not None and col in best.columns \
                 and idx in best.index and bool(best.at[idx, col]) else ""
-            rows.append(f"<td{cls}>{cell}</td>")
-        rows.append("</tr>")
-    rows.append("</tbody></table>")
+            cells.append(f"<td{cls}>{cell}</td>")
+        return "".join(cells) + "</tr>"
+
+    rows += [row_html(idx, row, True) for idx, row in text.iterrows()]
+    rows.append("</tbody>")
+    if footer is not None and len(footer):
+        rows.append("<tfoot>")
+        rows += [row_html(idx, row, False) for idx, row in footer.iterrows()]
+        rows.append("</tfoot>")
+    rows.append("</table></div>")
     return "".join(rows)
 
 
 def save_figure(fig, out_dir: Path, name: str) -> str:
-    """Write the figure as `out_dir/name` (PNG, atomically) and close it; returns `name`."""
+    """Write the figure as `out_dir/name` (PNG, atomically) and close it; returns `name`. It is
+    trimmed to what it draws, but for a figure laid out to fit (`FIXED_LAYOUT`). A figure wider than `MAX_WIDTH_IN` or taller than `MAX_HEIGHT_PX` is drawn all the same,
+    with a warning naming it (the figure functions keep within both)."""
+    width, height = fig.get_size_inches()
+    if width > MAX_WIDTH_IN + 0.01 or height * DPI > MAX_HEIGHT_PX:
+        warnings.warn(f"figure {name} is {width:.1f} x {height:.1f} in: wider than "
+                      f"{MAX_WIDTH_IN} in or taller than {MAX_HEIGHT_PX} px", stacklevel=2)
+    tight = None if fig.get_label() == FIXED_LAYOUT else "tight"  # trimming draws it twice
     with atomic_path(out_dir / name) as tmp:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
+        fig.savefig(tmp, dpi=DPI, bbox_inches=tight, format="png")
     plt.close(fig)
     return name
+
+
+def render_figure(out_dir: Path, name: str, draw: Callable, *args) -> str:
+    """`draw(*args)` saved as `out_dir/name` (the renderer's task); returns `name`."""
+    return save_figure(draw(*args), out_dir, name)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import vocabulary as voc
 from ..measure.statistics import win_tie_loss
-from . import tables
+from . import papers, tables
 
 HELD, NOT_HELD, NOT_TESTABLE = "held", "not held", "not testable here"
 
@@ -180,3 +180,22 @@ def check(claim: dict, parents: pd.DataFrame, splits: pd.DataFrame, ks: list[int
     if kind not in CHECKS:
         raise ValueError(f"claims.yaml: unknown check kind {kind!r}; known: {sorted(CHECKS)}")
     return CHECKS[kind](parents, splits, ks, **spec)
+
+
+def claim_table(ctx) -> pd.DataFrame:
+    """One row per claim of claims.yaml that names the report's benchmark (`ctx.experiment`):
+    paper, claim, the paper's evidence, ours and the verdict; checked once per report."""
+    def compute():
+        rows = []
+        for paper, items in papers.all_claims().items():
+            for claim in items:
+                if ctx.experiment not in claim.get("benchmarks", []):
+                    continue
+                verdict = check(claim, ctx.parents, ctx.splits, ctx.ks)
+                rows.append({"paper": paper, "claim": claim["text"],
+                             "paper's evidence": claim["paper"], "ours": verdict.evidence,
+                             "verdict": verdict.verdict})
+        return pd.DataFrame(rows, columns=["paper", "claim", "paper's evidence", "ours",
+                                           "verdict"])
+
+    return ctx.memo("claims", compute)

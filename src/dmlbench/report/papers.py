@@ -17,20 +17,28 @@ import yaml
 
 from .. import vocabulary as voc
 from ..data.registry import PAPER_DATASET_NAMES, REGISTRY
+from . import settings
+
+
+#: the z-test counts of section 5.3 of Abou-Moustafa 2017 (their own layout: a row per pair)
+WIN_LOSS_TABLE = "abou-moustafa-2017_win_loss"
+#: the cases those counts are over, as the tidy form names its data set
+WIN_LOSS_CASES = "20 UCI sets x k = 1, 3, 5"
 
 
 def result_tables() -> list[str]:
     """Stems of the transcribed tables that hold results (cells with a value and a metric whose
-    direction is known), e.g. "shigeto-2017_table3a"; not the data-set lists or settings."""
+    direction is known), e.g. "shigeto-2017_table3a"; not the data-set lists or settings; and
+    the published win/loss counts (`WIN_LOSS_TABLE`)."""
     folder = resources.files("dmlbench.report") / "paper_tables"
-    out = []
+    out = [WIN_LOSS_TABLE]
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".csv") and "_table" in entry.name:
             with entry.open() as fh:
                 header = fh.readline().strip().split(",")
             if {"value", "metric", "dataset", "method"} <= set(header):
                 out.append(entry.name.removesuffix(".csv"))
-    return out
+    return sorted(out)
 
 
 def published(table: str) -> pd.DataFrame:
@@ -38,14 +46,30 @@ def published(table: str) -> pd.DataFrame:
     path = resources.files("dmlbench.report") / "paper_tables" / f"{table}.csv"
     if not path.is_file():
         raise ValueError(f"no published table '{table}' (files: report/paper_tables/*.csv)")
+    if table == WIN_LOSS_TABLE:
+        return _win_loss_cells()
     with path.open() as fh:
         return pd.read_csv(fh, dtype={"setting": str}, keep_default_na=False,
                            na_values={"value": [""], "stderr": [""]})
 
 
-#: +1 when a larger value is better, -1 when smaller is better, 0 when neither (e.g. a chosen m)
+def _win_loss_cells() -> pd.DataFrame:
+    """The published win/loss counts as cells of the tidy layout: metric 'wins' or 'losses'
+    (of the reference against the method), setting 'reference=<our name>', with the paper's
+    method name, our registered one (`method_name`) and the cases counted."""
+    counts = win_loss_counts("abou-moustafa-2017").reset_index()
+    rows = [{"paper": "abou-moustafa-2017", "table": "sect5.3", "dataset": WIN_LOSS_CASES,
+             "method": row["paper_method"], "method_name": row["method"],
+             "setting": f"reference={row['reference']}", "metric": metric,
+             "value": float(row[metric]), "stderr": np.nan, "cases": int(row["cases"])}
+            for _, row in counts.iterrows() for metric in ("wins", "losses")]
+    return pd.DataFrame(rows)
+
+
+#: +1 when a larger value is better, -1 when smaller is better, 0 when neither (e.g. a chosen m,
+#: a count of wins whose total differs from the paper's)
 DIRECTION = {"accuracy_pct": 1, "train_score_pct": 1, "n10_skewness": -1, "train_time_s": -1,
-             "visited_points_pct": -1, "mopt": 0}
+             "visited_points_pct": -1, "mopt": 0, "wins": 0, "losses": 0}
 def registry_name(paper: str, paper_name: str) -> str:
     """Our registry's name of a paper's data set (`data.registry.PAPER_DATASET_NAMES`; else the
     name in lower case)."""
@@ -141,6 +165,25 @@ def _bound(stderr: float, tolerance, std: float, splits: int) -> tuple[float, st
     if tolerance is None:
         return np.nan, "none"
     return float(tolerance), "tolerance"
+
+
+def compared(ctx) -> list[tuple[dict, str, pd.DataFrame]]:
+    """(entry, title, `side_by_side` frame) of each `paper_tables` entry of the report's config,
+    computed once per report."""
+    def compute():
+        return [(spec, spec.get("title") or f"{spec['table']} ({spec['metric']})",
+                 side_by_side(spec, ctx.parents)) for spec in settings.paper_tables(ctx.config)]
+
+    return ctx.memo("paper_tables", compute)
+
+
+def counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Published cells of a `side_by_side` frame: in all, with a run here, with a verdict,
+    within the published error or tolerance."""
+    ran = frame[np.isfinite(frame["ours"].astype(float))] if len(frame) else frame
+    judged = ran[ran["reproduced"].notna()] if len(ran) else ran
+    within = int(judged["reproduced"].astype(bool).sum()) if len(judged) else 0
+    return {"cells": len(frame), "ran": len(ran), "judged": len(judged), "within": within}
 
 
 def summary(frame: pd.DataFrame, title: str) -> str:

@@ -32,7 +32,7 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
     the run parameters `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's
     parameters as JSON (`method_params`), the label of its hubness reduction, if any
     (`hubness_reduction`), and the unpinned downloaded files of its data set, if any
-    (`unpinned`: "<group>/<file> sha256:<hex> ...").
+    (`unpinned`: "<group>/<file> sha256:<hex> ..."), and the run's `artifact_uri`.
     """
     parents, splits = _search(experiment, voc.RunKind.PARENT), _search(experiment, voc.RunKind.SPLIT)
     if parents.empty:
@@ -48,16 +48,18 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
     return parents.reset_index(drop=True), splits.reset_index(drop=True)
 
 
-def split_arrays(run_id: str) -> dict | None:
+def split_arrays(artifact_uri: str) -> dict | None:
     """The arrays a split run's method kept (its MLflow artifact `arrays.npz`, written by the
-    job next to the record), or None when it kept none."""
-    client = tracking.client()
-    if tracking.ARRAYS_ARTIFACT not in {a.path for a in client.list_artifacts(run_id)}:
+    job next to the record), or None when it kept none. `artifact_uri`: the run's (a column of
+    the runs `load` returns), so that no query of the run is needed."""
+    # listed by the URI, paths come relative to its parent folder (`artifacts/arrays.npz`)
+    names = {a.path.rsplit("/", 1)[-1]
+             for a in mlflow.artifacts.list_artifacts(artifact_uri=artifact_uri)}
+    if tracking.ARRAYS_ARTIFACT not in names:
         return None
     with tempfile.TemporaryDirectory() as tmp:
-        path = mlflow.artifacts.download_artifacts(run_id=run_id,
-                                                   artifact_path=tracking.ARRAYS_ARTIFACT,
-                                                   dst_path=tmp)
+        path = mlflow.artifacts.download_artifacts(
+            artifact_uri=f"{artifact_uri.rstrip('/')}/{tracking.ARRAYS_ARTIFACT}", dst_path=tmp)
         with np.load(path) as npz:
             return {name: npz[name] for name in npz.files}
 
@@ -86,6 +88,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({
         "run_id": frame["run_id"],
         "experiment_id": frame["experiment_id"],
+        "artifact_uri": frame["artifact_uri"],
         "start_time": frame["start_time"],
         "parent_key": _tag(frame, voc.Tag.PARENT_KEY),
         "dataset": _tag(frame, voc.Tag.DATASET),
@@ -158,5 +161,33 @@ def load_config(experiment: str, run_id: str | None = None) -> dict | None:
 def curve(run_id: str, name: str) -> list[float]:
     """A curve of a run (an MLflow metric history, e.g. `curve.nk_hist_n10`) in step order;
     empty when the run has none."""
-    history = tracking.client().get_metric_history(run_id, name)
-    return [m.value for m in sorted(history, key=lambda m: m.step)]
+    return curves([run_id], name).get(run_id, [])
+
+
+#: run ids per query of `curves` (SQL `IN` lists stay short)
+_BULK = 500
+
+
+def curves(run_ids, name: str) -> dict[str, list[float]]:
+    """{run id: its curve `name` in step order (the latest value of a step logged twice)} of
+    the runs that have it. A database store answers all runs in one query per `_BULK` runs
+    (its `get_metric_history_bulk`, what the MLflow UI's charts use), other stores run by run:
+    one query per run costs seconds for a few hundred runs."""
+    client = tracking.client()
+    run_ids = list(dict.fromkeys(run_ids))
+    store = getattr(getattr(client, "_tracking_client", None), "store", None)
+    bulk = getattr(store, "get_metric_history_bulk", None)
+    points = []
+    if callable(bulk):
+        for start in range(0, len(run_ids), _BULK):
+            chunk = run_ids[start:start + _BULK]
+            points += [(m.run_id, m) for m in bulk(chunk, name, max_results=2**31 - 1)]
+    else:
+        points = [(run_id, m) for run_id in run_ids
+                  for m in client.get_metric_history(run_id, name)]
+    latest: dict[str, dict[int, tuple]] = {}
+    for run_id, m in points:
+        steps = latest.setdefault(run_id, {})
+        if m.step not in steps or m.timestamp >= steps[m.step][0]:
+            steps[m.step] = (m.timestamp, m.value)
+    return {run_id: [steps[s][1] for s in sorted(steps)] for run_id, steps in latest.items()}

@@ -14,6 +14,7 @@ evidence of each report that tested it.
 from __future__ import annotations
 
 import html
+from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
 
@@ -111,34 +112,115 @@ def claim_rows(reports_dir: Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _table_html(frame: pd.DataFrame, link_column: str | None = None) -> str:
+def papers_of() -> list[str]:
+    """Every paper with transcribed tables or claims (its key, e.g. "chang-2012")."""
+    folder = resources.files("dmlbench.report") / "paper_tables"
+    names = {e.name.split("_")[0] for e in folder.iterdir() if e.name.endswith(".csv")}
+    names |= set(papers.all_claims())
+    return sorted(names)
+
+
+def paper_verdicts(counts: pd.DataFrame, claims: pd.DataFrame, reports: list[str]) -> pd.DataFrame:
+    """One row per paper: its published results tables (the `totals` of its rows of `counts`),
+    its claims by verdict, and the reports that ran it; "verdict" says both in one line."""
+    rows = {}
+    for paper in papers_of():
+        mine = counts[counts.index.str.startswith(paper + "_")] if not counts.empty else counts
+        if len(mine):
+            total = totals(mine)
+            tables = (f"{total['within']} of {total['compared']} compared cells within the "
+                      f"published error ({total['outside, ours better']} outside with ours "
+                      f"better, {total['outside, ours worse']} with ours worse"
+                      + (f", {total['outside (no direction)']} with neither better"
+                         if total["outside (no direction)"] else "")
+                      + f")" + (f", {total['no verdict']} without a verdict (no published error)"
+                                 if total["no verdict"] else "")
+                      + f"; {total['cells'] - total['compared']} of {total['cells']} "
+                      "published cells not compared")
+        else:
+            tables = "no published results table (its results are figures and prose)"
+        own = claims[claims["paper"] == paper] if not claims.empty else claims
+        verdicts = own["verdict"].value_counts() if len(own) else pd.Series(dtype=int)
+        said = ("claims: " + ", ".join(f"{n} {v}" for v, n in verdicts.items())
+                if len(verdicts) else "no claim tested")
+        ran = sorted({r for r in reports if r == paper or r.startswith(paper + "-")}
+                     | (set(own["report"]) if len(own) else set()))
+        rows[paper] = {"verdict": f"{tables}; {said}.",
+                       "reports": ran}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _paper_title(key: str) -> str:
+    """ "abou-moustafa-2017" -> "Abou-Moustafa 2017"."""
+    name, year = key.rsplit("-", 1)
+    return f"{'-'.join(part.capitalize() for part in name.split('-'))} {year}"
+
+
+def _report_link(name: str) -> str:
+    return f'<a href="{html.escape(quote(name))}/index.html">{html.escape(name)}</a>'
+
+
+def _table_html(frame: pd.DataFrame, html_columns: tuple[str, ...] = ()) -> str:
+    """A sortable table (the reports' style and script) with the index as its first column;
+    `html_columns` hold HTML already."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = []
     for idx, row in frame.iterrows():
-        cells = []
-        for column, value in row.items():
-            text = html.escape(str(value))
-            if column == link_column:
-                text = f'<a href="{html.escape(quote(str(value)))}/index.html">{text}</a>'
-            cells.append(f"<td>{text}</td>")
-        body.append(f"<tr><th>{html.escape(str(idx))}</th>{''.join(cells)}</tr>")
-    return (f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(body)}"
-            "</tbody></table>")
+        cells = "".join(
+            ("<td>" if isinstance(value, (int, float, np.number)) else '<td class="text">')
+            + (value if column in html_columns else html.escape(str(value))) + "</td>"
+            for column, value in row.items())
+        body.append(f"<tr><th>{html.escape(str(idx))}</th>{cells}</tr>")
+    return (f'<div class="table-wrap"><table class="dataframe sortable"><thead><tr><th></th>'
+            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _claim_cell(row) -> str:
+    """The claim folded: its first words as the summary, the claim, the paper's evidence and
+    ours in the body."""
+    claim = str(row["claim"])
+    short = claim if len(claim) <= 90 else claim[:claim.rfind(" ", 0, 88)] + " \u2026"
+    evidence = html.escape(str(row["paper's evidence"]))
+    return (f"<details><summary>{html.escape(short)}</summary><p>{html.escape(claim)}</p>"
+            f"<p><b>Paper:</b> {evidence}</p>"
+            f"<p><b>Ours:</b> {html.escape(str(row['ours']))}</p></details>")
+
+
+#: the scoreboard's additions to the reports' style: text cells left-aligned, long row and
+#: column names wrapped so that the tables fit the page
+STYLE = ("table.dataframe td.text { text-align: left; }"
+         "table.dataframe tbody th { white-space: normal; min-width: 9rem; max-width: 17rem; }"
+         "table.dataframe thead th { white-space: normal; }")
+
+
+def _template(name: str) -> str:
+    return (resources.files("dmlbench.report") / "templates" / name).read_text()
 
 
 def write(reports_dir: str | Path) -> Path:
-    """Write `reports_dir/index.html`: the scoreboard and a link to every report."""
+    """Write `reports_dir/index.html`: one verdict per paper and the list of reports first, then
+    the published tables' counts and the claims (folded)."""
     reports_dir = Path(reports_dir)
     cells = compared_cells(reports_dir)
     counts = table_counts(cells)
     claims = claim_rows(reports_dir)
+    reports = [r.name for r in _reports(reports_dir)]
+    verdicts = paper_verdicts(counts, claims, reports)
+    verdicts.index = [_paper_title(k) for k in verdicts.index]
+    verdicts["reports"] = [", ".join(_report_link(r) for r in names)
+                           for names in verdicts["reports"]]
     parts = ["<h1>dmlbench: published reports</h1>",
-             "<p>Each report below was built by the workflow from the records committed beside "
-             "it (<code>records/</code>); <code>dmlbench report --records "
-             "reports/&lt;name&gt;/records</code> rebuilds it without refitting anything.</p>"]
+             "<p class='meta'>Each report was built by the workflow from the records committed "
+             "beside it (<code>records/</code>); <code>dmlbench report --records "
+             "reports/&lt;name&gt;/records</code> rebuilds it without refitting anything.</p>",
+             "<h2 id='verdicts'>Verdict per paper</h2>",
+             _table_html(verdicts, html_columns=("reports",)),
+             "<h2 id='reports'>Reports</h2>",
+             "<ul class='reports'>" + "".join(f"<li>{_report_link(r)}</li>" for r in reports)
+             + "</ul>"]
     if not counts.empty:
         total = totals(counts)
-        parts += ["<h2>Published tables</h2>",
+        parts += ["<h2 id='tables'>Published tables</h2>",
                   f"<p>{total['compared']} of {total['cells']} published cells compared: "
                   f"{total['within']} within the published standard error or the stated "
                   f"tolerance, {total['outside, ours better']} outside with ours better, "
@@ -149,22 +231,24 @@ def write(reports_dir: str | Path) -> Path:
                   f"{total['needs a download']} need a download, {total['not run here']} were "
                   "not run. A table run under several readings of a choice the paper leaves "
                   "open has a row per reading (in brackets); the totals count the reading with "
-                  "the most cells within.</p>", _table_html(counts)]
+                  "the most cells within. Click a column's header to sort.</p>",
+                  _table_html(counts)]
     if not claims.empty:
-        verdicts = claims["verdict"].value_counts()
-        parts += ["<h2>The papers' claims</h2>",
-                  "<p>" + ", ".join(f"{n} {v}" for v, n in verdicts.items()) + ".</p>",
-                  _table_html(claims.set_index("claim")[
-                      ["paper", "paper's evidence", "ours", "verdict", "report"]],
-                              link_column="report")]
-    links = "".join(f'<li><a href="{html.escape(quote(r.name))}/index.html">'
-                    f"{html.escape(r.name)}</a></li>" for r in _reports(reports_dir))
-    parts += ["<h2>Reports</h2>", f"<ul>{links}</ul>"]
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dmlbench reports"
-            "</title><style>body{font-family:sans-serif;margin:2rem;max-width:1200px}"
-            "table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ddd;"
-            "padding:.2rem .45rem;vertical-align:top}th{background:#f4f4f4;text-align:left}"
-            "</style></head><body>" + "".join(parts) + "</body></html>\n")
+        verdict_counts = claims["verdict"].value_counts()
+        folded = pd.DataFrame({
+            "paper": [_paper_title(p) for p in claims["paper"]],
+            "claim (click to unfold)": [_claim_cell(row) for _, row in claims.iterrows()],
+            "verdict": claims["verdict"],
+            "report": [_report_link(r) for r in claims["report"]]},
+            index=pd.RangeIndex(1, len(claims) + 1))
+        parts += ["<h2 id='claims'>The papers' claims</h2>",
+                  "<p>" + ", ".join(f"{n} {v}" for v, n in verdict_counts.items()) + ". Each "
+                  "claim unfolds to the paper's evidence and ours.</p>",
+                  _table_html(folded, html_columns=("claim (click to unfold)", "report"))]
+    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>dmlbench reports</title><style>{_template('page.css')}{STYLE}</style></head><body>"
+            + "".join(parts) + f"<script>{_template('sort.js')}</script></body></html>\n")
     path = reports_dir / "index.html"
     with atomic_path(path) as tmp:
         tmp.write_text(page)

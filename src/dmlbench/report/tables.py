@@ -1,4 +1,5 @@
-"""Report tables from the parent runs: accuracy per k, average error, N_k skewness, cost."""
+"""Report tables from the parent runs: accuracy per k, average error, N_k skewness, cost; the
+splits' compute time."""
 
 from __future__ import annotations
 
@@ -60,6 +61,16 @@ def mean_rank(parents: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
     return pd.DataFrame(rows).reindex(methods)
 
 
+def rank_order(ranks: pd.DataFrame) -> list[str]:
+    """Methods by their mean rank of the first k (best first; ties in display order), then
+    those ranked at other k only (`mean_rank`'s table)."""
+    first = ranks.columns[0]
+    ranked = ranks[first].dropna().sort_values(kind="stable")
+    rest = ranks.drop(index=ranked.index)
+    rest = rest.assign(_best=rest.min(axis=1)).sort_values("_best", kind="stable")
+    return list(ranked.index) + list(rest.index)
+
+
 def best_per_row(table: pd.DataFrame, higher_is_better: bool = True) -> pd.DataFrame:
     """Boolean mask of the best entry (ties included) in each row of a numeric table."""
     best = table.max(axis=1) if higher_is_better else table.min(axis=1)
@@ -69,3 +80,27 @@ def best_per_row(table: pd.DataFrame, higher_is_better: bool = True) -> pd.DataF
 def fmt(table: pd.DataFrame, digits: int) -> pd.DataFrame:
     """Numbers as fixed-point strings, missing entries as an en dash."""
     return table.map(lambda v: "–" if pd.isna(v) else f"{v:.{digits}f}")
+
+
+def _phases(splits: pd.DataFrame) -> list[str]:
+    return [c for c in splits.columns if c.endswith("_wall_s")
+            and c != voc.wall_seconds("extra_metrics")] + (
+        [voc.wall_seconds("extra_metrics")] if voc.wall_seconds("extra_metrics") in splits else [])
+
+
+def compute_time(splits: pd.DataFrame) -> tuple[float, float | None]:
+    """(sum of the splits' measured wall seconds, span in seconds from the first split's start
+    to the last split's finish); a split's start is its finish minus its measured seconds, so
+    the span leaves out job start-up and waiting (None without finish times)."""
+    seconds = splits[_phases(splits)].fillna(0.0).sum(axis=1)
+    if "finished" not in splits or splits["finished"].isna().all():
+        return float(seconds.sum()), None
+    finished = pd.to_datetime(splits["finished"], utc=True, format="ISO8601")
+    start = finished - pd.to_timedelta(seconds, unit="s")
+    return float(seconds.sum()), float((finished.max() - start.min()).total_seconds())
+
+
+def duration(seconds: float) -> str:
+    minutes = seconds / 60
+    return f"{seconds:.0f} s" if minutes < 2 else (
+        f"{minutes:.1f} min" if minutes < 120 else f"{minutes / 60:.2f} h")

@@ -20,9 +20,11 @@ from . import (
     papers,
     provenance,
     statistics,
+    summary,
 )
 
 SECTIONS = [
+    summary.summary,
     leaderboard.leaderboard,
     leaderboard.accuracy,
     leaderboard.average_error,

@@ -6,13 +6,11 @@ metrics (Figs. 4-5). It reads MLflow metric histories: the parents' mean sweep c
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from ... import vocabulary as voc
-from ...records import tracking
-from .. import papers, tables
-from ..base import Context, Section, export_table, html_table, save_figure
+from .. import figures, palette, papers, ranking, runs, tables
+from ..base import Context, Section, export_table, html_table, methods_as_rows
 
 #: the paper's claims (section 4.2); its results are figures, so they are quoted, not tabulated
 
@@ -21,23 +19,16 @@ PAIRS = [("boostmdm_k", "i_mfa"), ("boostmdm_g", "gi_relief"), ("i_mfa", "mfa")]
 MAX_PATHS = 10
 
 
-def history(client, run_id: str, key: str) -> list[float]:
-    """A metric history as a list by step (the latest value when a step was logged twice)."""
-    latest = {}
-    for m in sorted(client.get_metric_history(run_id, key), key=lambda m: (m.step, m.timestamp)):
-        latest[m.step] = m.value
-    return [latest[s] for s in sorted(latest)]
-
-
 def sweep_frame(ctx: Context, k: int) -> pd.DataFrame:
     """Long table (dataset, method, dim, rate) of the parents' mean sweep curves for k."""
     column = voc.mean(voc.sweep_best_accuracy(k))
     if column not in ctx.parents:
         return pd.DataFrame()
-    client = tracking.client()
+    swept = ctx.parents[ctx.parents[column].notna()]
+    found = runs.curves(swept["run_id"], voc.curve(voc.sweep_accuracy(k)))
     rows = []
-    for _, p in ctx.parents[ctx.parents[column].notna()].iterrows():
-        for dim, rate in enumerate(history(client, p["run_id"], voc.curve(voc.sweep_accuracy(k))), 1):
+    for _, p in swept.iterrows():
+        for dim, rate in enumerate(found.get(p["run_id"], []), 1):
             rows.append({"dataset": p["dataset"], "method": p["method"], "dim": dim,
                          "rate": 100 * rate})
     return pd.DataFrame(rows)
@@ -50,49 +41,46 @@ def best_of_mean_curves(curves: pd.DataFrame) -> pd.DataFrame:
     return best.set_index(["dataset", "method"])[["rate", "dim"]]
 
 
-def sweep_figure(curves: pd.DataFrame, best: pd.DataFrame, methods: list[str], k: int,
-                 out_dir) -> str:
-    """One panel per data set, rate against dimensionality, legend 'method (best, dim)'."""
+def sweep_figure(curves: pd.DataFrame, best: pd.DataFrame, methods: list[str], style: dict,
+                 k: int):
+    """A facet per data set, rate against dimensionality, legend 'method (best, dim)'."""
     datasets = sorted(curves["dataset"].unique())
-    ncols = min(3, len(datasets))
-    nrows = -(-len(datasets) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
-    colors = plt.get_cmap("tab10").colors
-    style = {m: (colors[i % 10], ("-", "--", ":")[i // 10 % 3]) for i, m in enumerate(methods)}
-    for ax, ds in zip(axes.flat, datasets):
+    fig, axes = figures.grid(len(datasets), 4.1, 3.4)
+    for ax, ds in zip(axes, datasets):
         for method in methods:
             part = curves[(curves["dataset"] == ds) & (curves["method"] == method)]
             if part.empty:
                 continue
             rate, dim = best.loc[(ds, method)]
-            ax.plot(part["dim"], part["rate"], marker="." if len(part) < 40 else None,
-                    color=style[method][0], linestyle=style[method][1],
+            line = style[method].line()
+            if len(part) >= 40:
+                line["marker"] = None
+            ax.plot(part["dim"], part["rate"], markersize=3, linewidth=1, **line,
                     label=f"{method} ({rate:.1f}, {int(dim)})")
-        ax.set_title(ds)
-        ax.set_xlabel("dimensionality of the mapped vector")
-        ax.set_ylabel(f"{k}-NN classification rate (%)")
-        ax.legend(fontsize="x-small", loc="lower right")
-    for ax in axes.flat[len(datasets):]:
-        ax.axis("off")
-    fig.tight_layout()
-    return save_figure(fig, out_dir, f"sweep_k{k}.png")
+        ax.set_title(ds, fontsize=10)
+        ax.set_xlabel("dimensionality of the mapped vector", fontsize=8)
+        ax.set_ylabel(f"{k}-NN classification rate (%)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize="xx-small", loc="lower right")
+    return fig
 
 
 def loss_paths(ctx: Context) -> pd.DataFrame:
     """Long table (dataset, method, method_name, run, rank, bound) of B(M_t) against rank(M_t)
     of the split runs that boosted (fit.n_boost_iter logged: the BoostMDM family), at most
     MAX_PATHS splits per (data set, method)."""
-    runs = _boosted_runs(ctx)
-    if runs.empty:
+    boosted = _boosted_runs(ctx)
+    if boosted.empty:
         return pd.DataFrame()
-    client = tracking.client()
+    shown = pd.concat([group.sort_values("run_id").head(MAX_PATHS)
+                       for _, group in boosted.groupby(["dataset", "method"])])
+    bounds = runs.curves(shown["run_id"], "fit.bound")
+    ranks = runs.curves(shown["run_id"], "fit.rank_path")
     rows = []
-    for (ds, method), group in runs.groupby(["dataset", "method"]):
-        for _, run in group.sort_values("run_id").head(MAX_PATHS).iterrows():
-            bounds = history(client, run["run_id"], "fit.bound")
-            ranks = history(client, run["run_id"], "fit.rank_path")
-            rows += [{"dataset": ds, "method": method, "method_name": run["method_name"],
-                      "run": run["run_id"], "rank": r, "bound": b} for r, b in zip(ranks, bounds)]
+    for _, run in shown.iterrows():
+        rows += [{"dataset": run["dataset"], "method": run["method"],
+                  "method_name": run["method_name"], "run": run["run_id"], "rank": r, "bound": b}
+                 for r, b in zip(ranks.get(run["run_id"], []), bounds.get(run["run_id"], []))]
     return pd.DataFrame(rows)
 
 
@@ -102,23 +90,20 @@ def _boosted_runs(ctx: Context) -> pd.DataFrame:
     return ctx.splits[ctx.splits["fit.n_boost_iter"].notna()]
 
 
-def loss_figure(paths: pd.DataFrame, method: str, out_dir) -> str:
+def loss_figure(paths: pd.DataFrame, method: str, colour: str):
+    """B(M_t) against rank(M_t), a facet per data set, a line per split."""
     datasets = sorted(paths["dataset"].unique())
-    ncols = min(4, len(datasets))
-    nrows = -(-len(datasets) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.2 * nrows), squeeze=False)
-    for ax, ds in zip(axes.flat, datasets):
+    fig, axes = figures.grid(len(datasets), 3.1, 2.7, top=0.4)
+    for ax, ds in zip(axes, datasets):
         for _, path in paths[paths["dataset"] == ds].groupby("run"):
             ax.plot(path["rank"], path["bound"], marker="o", markersize=3, linewidth=1,
-                    alpha=0.6, color="tab:blue")
-        ax.set_title(ds)
-        ax.set_xlabel("rank of M_t")
-        ax.set_ylabel("B(M_t)")
-    for ax in axes.flat[len(datasets):]:
-        ax.axis("off")
+                    alpha=0.6, color=colour)
+        ax.set_title(ds, fontsize=10)
+        ax.set_xlabel("rank of M_t", fontsize=8)
+        ax.set_ylabel("B(M_t)", fontsize=8)
+        ax.tick_params(labelsize=7)
     fig.suptitle(f"{method}: loss bound against the rank of M_t (one line per split)")
-    fig.tight_layout()
-    return save_figure(fig, out_dir, f"loss_vs_rank_{method}.png")
+    return fig
 
 
 def boosting_section(ctx: Context) -> Section | None:
@@ -132,7 +117,7 @@ def boosting_section(ctx: Context) -> Section | None:
                   "whose metric has lower rank keeps its last rate); in parentheses, as in "
                   "Figs. 2-3 of Chang 2012, the best average rate and the smallest "
                   "dimensionality reaching it (the 'most effective dimensionality').")
-    out_dir = ctx.figure_dir
+    style = palette.styles(ctx.parents)
     _, methods = tables.order(ctx.parents)
     names = dict(zip(ctx.parents["method"], ctx.parents["method_name"]))
     for k in ks:
@@ -144,10 +129,11 @@ def boosting_section(ctx: Context) -> Section | None:
         cells = best.apply(lambda row: f"{row['rate']:.2f} ({int(row['dim'])})", axis=1)
         text = cells.unstack("method").reindex(columns=swept).fillna("–")
         rates = best["rate"].unstack("method").reindex(index=text.index, columns=swept)
-        sec.table(html_table(text, tables.best_per_row(rates)),
+        sec.table(html_table(text, tables.best_per_row(rates), swatches=ranking.colours(ctx),
+                             transpose=methods_as_rows(text)),
                   f"Best average {k}-NN rate (%) and its dimensionality",
                   export_table(ctx, best.reset_index(), f"sweep_best_k{k}"))
-        sec.figure(sweep_figure(curves, best, swept, k, out_dir),
+        sec.figure(ctx.figure(f"sweep_k{k}.png", sweep_figure, curves, best, swept, style, k),
                    f"{k}-NN classification rate against the dimensionality of the mapped vector "
                    "(layout of Figs. 2-3 of Chang 2012).")
         diffs = {}
@@ -165,11 +151,16 @@ def boosting_section(ctx: Context) -> Section | None:
     if not paths.empty:
         summary = _boosted_runs(ctx).groupby(["dataset", "method"])[["fit.n_boost_iter", "fit.rank"]].mean()
         summary.columns = ["boosting iterations T", "rank of M_T"]
-        sec.table(html_table(tables.fmt(summary.unstack("method"), 2)),
+        shown = tables.fmt(summary, 2)
+        shown.index = [f"{d} / {m}" for d, m in summary.index]
+        shown.index.name = "data set / method"
+        sec.table(html_table(shown),
                   "Boosting iterations and final rank, mean over splits",
                   export_table(ctx, summary.reset_index(), "boosting_iterations"))
         for method in sorted(paths["method"].unique()):
-            sec.figure(loss_figure(paths[paths["method"] == method], method, out_dir),
+            sec.figure(ctx.figure(f"loss_vs_rank_{method}.png", loss_figure,
+                                  paths[paths["method"] == method], method,
+                                  style[method].colour),
                        f"{method}: B(M_t) against rank(M_t), as Figs. 4 (BoostMDM-K) and 5 "
                        "(BoostMDM-G) of Chang 2012; the first point is M_0 = 0 (B = 1).")
     sec.note("What Chang 2012 reports (section 4.2; its results are figures, so there are no "

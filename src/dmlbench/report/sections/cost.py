@@ -5,24 +5,31 @@ from __future__ import annotations
 import pandas as pd
 
 from ... import vocabulary as voc
-from .. import figures, tables
-from ..base import Context, Section, export_table, html_table
+from .. import figures, palette, ranking, tables
+from ..base import Context, Section, export_table, html_table, methods_as_rows
 
 
 def cost(ctx: Context) -> Section:
     links = ctx.run_links()
+    swatches = ranking.colours(ctx)
+    order = ranking.order(ctx)
     sec = Section("cost", "Time and memory",
                   "Fit time (wall, s), predict time (wall, s: the test set's k-NN search) and "
-                  "the job's peak resident memory (MiB), mean over splits.")
+                  "the job's peak resident memory (MiB), mean over splits; methods in the "
+                  f"leaderboard's order. Every cell links to {ctx.links_to}.")
     for metric, caption, digits in ((voc.wall_seconds("fit"), "Fit time (s)", 3),
                                     (voc.wall_seconds("predict"), "Predict time (s)", 3),
                                     (voc.PEAK_RSS_MB, "Peak memory (MiB)", 0)):
         table = tables.values(ctx.parents, voc.mean(metric))
-        sec.table(html_table(tables.fmt(table, digits), links=links), caption,
-                  export_table(ctx, table, metric))
-    _, methods = tables.order(ctx.parents)
-    sec.figure(figures.fit_time(ctx.parents, methods, ctx.figure_dir),
-               "Fit time per data set and method (log scale).")
+        files = export_table(ctx, table, metric)
+        table = table[[m for m in order if m in table.columns]]
+        sec.table(html_table(tables.fmt(table, digits), links=links, swatches=swatches,
+                             transpose=methods_as_rows(table)), caption, files)
+    times = pd.DataFrame({"method": ctx.parents["method"], "dataset": ctx.parents["dataset"],
+                          "seconds": ctx.parents[voc.mean(voc.wall_seconds("fit"))]})
+    sec.figure(ctx.figure("fit_time.png", figures.fit_time, times, palette.styles(ctx.parents)),
+               "Fit time per split of each method on each data set (log scale), methods "
+               "sorted by their median.")
     return sec
 
 
@@ -41,8 +48,8 @@ def pareto_front(points: pd.DataFrame) -> list[str]:
 def cost_accuracy(ctx: Context) -> Section | None:
     k = ctx.ks[0]
     sec = Section("pareto", "Cost against accuracy",
-                  f"Per data set, mean fit time (log scale) against {k}-NN test error; ringed "
-                  "points are on the Pareto front (no method is both at least as fast and at "
+                  f"Per data set, mean fit time (log scale) against {k}-NN test accuracy; "
+                  "ringed points are on the Pareto front (no method is both at least as fast and at "
                   "least as accurate, and better in one).")
     front = {}
     for ds, sub in ctx.parents.groupby("dataset"):
@@ -55,6 +62,10 @@ def cost_accuracy(ctx: Context) -> Section | None:
               export_table(ctx, table, f"pareto_k{k}"))
     sec.note("Times on the front most often: " + ", ".join(f"{m} ({c})" for m, c in counts.items())
              + ".")
-    sec.figure(figures.pareto(ctx.parents, k, front, ctx.figure_dir),
-               f"Fit time against {k}-NN error per data set.")
+    points = pd.DataFrame({"dataset": ctx.parents["dataset"], "method": ctx.parents["method"],
+                           "seconds": ctx.parents[voc.mean(voc.wall_seconds("fit"))],
+                           "accuracy": 100 * ctx.parents[voc.mean(voc.accuracy(k))]})
+    sec.figure(ctx.figure(f"pareto_k{k}.png", figures.pareto, points, k, front,
+                          palette.styles(ctx.parents)),
+               f"Fit time against {k}-NN accuracy per data set; ringed: on the Pareto front.")
     return sec

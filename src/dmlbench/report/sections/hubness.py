@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ... import vocabulary as voc
-from .. import figures, tables
-from ..base import Context, Section, export_table, html_table
+from .. import figures, palette, ranking, tables
+from ..base import Context, Section, export_table, html_table, methods_as_rows
 
 
 def pooled_where_present(parents, k: int):
@@ -34,17 +36,26 @@ def hubness(ctx: Context) -> Section | None:
                   f"(training points in no list) and the largest N{k}. Where a protocol tests "
                   "every sample once (leave-one-out, one k-fold, given folds) and one job ran all its "
                   "splits, the values are those of the lists pooled over the splits (sd 0).")
+    swatches, order = ranking.colours(ctx), ranking.order(ctx)
+
+    def show(text, caption, files, best=None):
+        text = text[[m for m in order if m in text.columns]]
+        sec.table(html_table(text, best, links, swatches=swatches,
+                             transpose=methods_as_rows(text)), caption, files)
+
     skew = tables.mean_std(parents, voc.skewness(k))
     best = tables.best_per_row(tables.values(parents, voc.mean(voc.skewness(k))), False)
-    sec.table(html_table(skew, best, links), f"N{k} skewness",
-              export_table(ctx, skew, voc.skewness(k)))
+    show(skew, f"N{k} skewness", export_table(ctx, skew, voc.skewness(k)), best)
     anti = tables.mean_std(parents, voc.hubness("antihub_share", k), scale=100, digits=1)
-    sec.table(html_table(anti, links=links), "Antihub share (%)",
-              export_table(ctx, anti, voc.hubness("antihub_share", k)))
+    show(anti, "Antihub share (%)", export_table(ctx, anti, voc.hubness("antihub_share", k)))
     top = tables.values(parents, voc.mean(voc.hubness("max", k)))
-    sec.table(html_table(tables.fmt(top, 1), links=links), f"Largest N{k} (mean over splits)",
-              export_table(ctx, top, f"max_n{k}"))
-    fig = figures.skewness_vs_accuracy(parents, k, ctx.ks[0], ctx.figure_dir)
-    sec.figure(fig, f"{ctx.ks[0]}-NN accuracy against N{k} skewness, one point per (data set, "
-                    "method).")
+    show(tables.fmt(top, 1), f"Largest N{k} (mean over splits)",
+         export_table(ctx, top, f"max_n{k}"))
+    acc = ctx.ks[0]
+    points = pd.DataFrame({"method": parents["method"],
+                           "skewness": parents[voc.mean(voc.skewness(k))],
+                           "accuracy": 100 * parents[voc.mean(voc.accuracy(acc))]})
+    sec.figure(ctx.figure(f"skewness_vs_accuracy_k{acc}.png", figures.skewness_vs_accuracy,
+                          points, palette.styles(parents), k, acc),
+               f"{acc}-NN accuracy against N{k} skewness, one point per (data set, method).")
     return sec

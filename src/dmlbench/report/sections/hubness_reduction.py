@@ -15,8 +15,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ... import vocabulary as voc
-from .. import tables
-from ..base import Context, Section, export_table, html_table, save_figure
+from .. import figures, palette, tables
+from ..base import Context, Section, export_table, html_table
 
 NONE = "none"
 #: registered names of the metrics that do not learn (the baseline a reducer is first judged on)
@@ -130,16 +130,16 @@ def _finding(frame: pd.DataFrame, accuracy: str) -> str:
     return text
 
 
-def figure(frame: pd.DataFrame, accuracy: str, k: int, out_dir) -> str:
+def figure(frame: pd.DataFrame, accuracy: str, k: int, colours: dict[str, str]):
     """Per data set: accuracy against N_k skewness, an arrow from each method to each of its
-    reductions."""
+    reductions; a colour per method (its family's), a marker per reduction."""
     datasets = sorted(frame.loc[frame["reduction"] != NONE, "dataset"].unique())
     bases = list(dict.fromkeys(frame["base"]))
     reductions = _reductions(frame)
-    colours = {b: plt.get_cmap("tab10")(i % 10) for i, b in enumerate(bases)}
     markers = dict(zip(reductions, "o^sDvP*Xph<>" * 3))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.8), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets):
+    top = figures.legend_height(len(bases) + len(reductions), 6)
+    fig, axes = figures.grid(len(datasets), 4.1, 3.4, top=top)
+    for ax, dataset in zip(axes, datasets):
         part = frame[frame["dataset"] == dataset]
         for base in bases:
             rows = part[part["base"] == base].set_index("reduction")
@@ -156,14 +156,14 @@ def figure(frame: pd.DataFrame, accuracy: str, k: int, out_dir) -> str:
                                             "alpha": 0.5})
         ax.set_title(dataset)
         ax.set_xlabel(f"N{k} skewness")
-    axes[0][0].set_ylabel(f"{accuracy.replace('_', ' ')} (%)")
+        ax.set_ylabel(f"{accuracy.replace('_', ' ')} (%)")
     handles = [plt.Line2D([], [], color=colours[b], marker="o", linestyle="", label=b)
                for b in bases]
     handles += [plt.Line2D([], [], color="grey", marker=markers[r], linestyle="", label=r)
                 for r in reductions]
-    axes[0][-1].legend(handles=handles, bbox_to_anchor=(1.01, 1), loc="upper left",
-                       fontsize="small")
-    return save_figure(fig, out_dir, f"hubness_reduction_n{k}.png")
+    fig.legend(handles=handles, loc="upper center", ncol=6, frameon=False, fontsize="small",
+               bbox_to_anchor=(0.5, 1.0))
+    return fig
 
 
 def section(ctx: Context) -> Section | None:
@@ -209,7 +209,9 @@ def section(ctx: Context) -> Section | None:
                   f"Change of N{k} skewness from each reducer, mean over data sets",
                   export_table(ctx, skew_change, f"hubness_reduction_skewness_change_n{k}"))
         sec.note(_finding(frame, accuracy))
-    sec.figure(figure(frame, accuracy, k, ctx.figure_dir),
+    style = palette.styles(ctx.parents)
+    colours = {b: style[b].colour if b in style else palette.BLACK for b in frame["base"]}
+    sec.figure(ctx.figure(f"hubness_reduction_n{k}.png", figure, frame, accuracy, k, colours),
                f"{main}-NN accuracy against N{k} skewness per data set: each method (colour) "
                "as it is (circle) and through each reducer (marker), arrows from the former.")
     return sec

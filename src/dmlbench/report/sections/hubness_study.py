@@ -10,14 +10,12 @@ split runs' metric histories `curve.nk_hist_n<k>` (the N_k histogram written by 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from ... import vocabulary as voc
-from .. import runs, tables
-from ..base import Context, Section, export_table, html_table, save_figure
+from .. import figures, palette, ranking, runs, tables
+from ..base import Context, Section, export_table, html_table
 
 #: registered names of the Mahalanobis learners Move-labeled is timed against (Table 4)
 METRIC_LEARNERS = ("lmnn", "itml", "dml_eig")
@@ -29,12 +27,6 @@ N_DISTRIBUTION_PANELS = 4
 def _by_method(parents: pd.DataFrame, column: str) -> pd.DataFrame:
     """Method x data set table (the paper's layout) of a parent column."""
     return tables.values(parents, column).T
-
-
-def _colours(methods: list[str]) -> dict[str, tuple]:
-    """One colour per method, the same in every figure of the section."""
-    cmap = plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")
-    return {m: cmap(i % cmap.N) for i, m in enumerate(methods)}
 
 
 def _best_per_column(table: pd.DataFrame, higher_is_better: bool) -> pd.DataFrame:
@@ -50,74 +42,77 @@ def skewness_tables(ctx: Context, sec: Section) -> None:
         if column not in ctx.parents:
             continue
         table = _by_method(ctx.parents, column)
-        sec.table(html_table(tables.fmt(table, 2), _best_per_column(table, False)),
+        sec.table(html_table(tables.fmt(table, 2), _best_per_column(table, False),
+                             swatches=ranking.colours(ctx)),
                   f"N{k} skewness, {what} (Table 2 layout; smallest per data set in bold)",
                   export_table(ctx, table, f"hubness_study_{prefix}skewness_n{k}"))
 
 
-def histograms(ctx: Context, name: str) -> pd.DataFrame:
-    """Pooled N_k histogram per (data set, method): the split runs' curves summed."""
+def histograms(ctx: Context, name: str, datasets: list[str]) -> pd.DataFrame:
+    """Pooled N_k histogram per (data set, method) of `datasets`: the split runs' curves
+    summed."""
     rows = []
-    for _, split in ctx.splits.iterrows():
-        counts = runs.curve(split["run_id"], name)
+    splits = ctx.splits[ctx.splits["dataset"].isin(datasets)]
+    found = runs.curves(splits["run_id"], name)
+    for _, split in splits.iterrows():
         rows += [{"dataset": split["dataset"], "method": split["method"], "nk": m, "count": c}
-                 for m, c in enumerate(counts)]
+                 for m, c in enumerate(found.get(split["run_id"], []))]
     if not rows:
         return pd.DataFrame(columns=["dataset", "method", "nk", "count"])
     return pd.DataFrame(rows).groupby(["dataset", "method", "nk"], as_index=False)["count"].sum()
 
 
-def distribution_figure(ctx: Context, hist: pd.DataFrame, datasets: list[str], k: int,
-                        out_dir: Path) -> str:
-    """p(N_k = m) against m on log-log axes, one panel per data set, one line per method
+def distribution_figure(hist: pd.DataFrame, datasets: list[str], methods: list[str],
+                        style: dict, k: int):
+    """p(N_k = m) against m on log-log axes, one facet per data set, one line per method
     (m = 0, the antihubs, cannot be drawn on a log axis; their share is in the main table)."""
-    _, methods = tables.order(ctx.parents)
-    colours = _colours(methods)
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.6), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets):
+    top = figures.legend_height(len(methods), 6)
+    fig, axes = figures.grid(len(datasets), 3.1, 2.9, top=top)
+    for ax, dataset in zip(axes, datasets):
         for method in methods:
             part = hist[(hist["dataset"] == dataset) & (hist["method"] == method)]
             if part.empty:
                 continue
             freq = part["count"] / part["count"].sum()
             keep = (part["nk"] > 0) & (freq > 0)
-            ax.plot(part["nk"][keep], freq[keep], marker="o", markersize=3, linewidth=1,
-                    label=method, color=colours[method])
+            ax.plot(part["nk"][keep], freq[keep], markersize=3, linewidth=1,
+                    **style[method].line())
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(dataset)
-        ax.set_xlabel(f"N{k}")
-    axes[0][0].set_ylabel(f"p(N{k})")
-    axes[0][-1].legend(bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
-    return save_figure(fig, out_dir, f"nk_distribution_n{k}.png")
+        ax.minorticks_off()  # a log axis's minor ticks cost more than the rest of the figure
+        ax.set_title(dataset, fontsize=10)
+        ax.set_xlabel(f"N{k}", fontsize=9)
+        ax.set_ylabel(f"p(N{k})", fontsize=9)
+        ax.tick_params(labelsize=8)
+    figures.method_legend(fig, style, methods, 6)
+    return fig
 
 
-def accuracy_figure(ctx: Context, accuracy: str, k: int, out_dir: Path) -> str:
+def accuracy_figure(points: pd.DataFrame, style: dict, accuracy: str, k: int):
     """Left: accuracy against N_k skewness per (data set, method). Right: both as differences
-    from the Euclidean metric on the same data set."""
-    p = ctx.parents
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    _, methods = tables.order(p)
-    markers = {m: "os^DvP*Xph<>"[i % 12] for i, m in enumerate(methods)}
-    colours = _colours(methods)
-    base = p[p["method_name"] == "euclidean"].set_index("dataset")
+    from the Euclidean metric on the same data set. `points`: columns dataset, method,
+    method_name, skewness, accuracy (%)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.8, 4.4))
+    methods = sorted(points["method"].unique())
+    base = points[points["method_name"] == palette.REFERENCE].set_index("dataset")
     for method in methods:
-        part = p[p["method"] == method]
-        left.scatter(part[voc.mean(voc.skewness(k))], 100 * part[voc.mean(accuracy)],
-                     marker=markers[method], color=colours[method], label=method, s=30)
+        part = points[points["method"] == method]
+        left.scatter(part["skewness"], part["accuracy"], s=30, **style[method].points())
         if not base.empty and method not in base["method"].values:
             joined = part.join(base, on="dataset", rsuffix="_euc", how="inner")
-            right.scatter(joined[voc.mean(voc.skewness(k))] - joined[voc.mean(voc.skewness(k)) + "_euc"],
-                          100 * (joined[voc.mean(accuracy)] - joined[voc.mean(accuracy) + "_euc"]),
-                          marker=markers[method], color=colours[method], label=method, s=30)
+            right.scatter(joined["skewness"] - joined["skewness_euc"],
+                          joined["accuracy"] - joined["accuracy_euc"], s=30,
+                          **style[method].points())
     left.set_xlabel(f"N{k} skewness")
     left.set_ylabel(f"test accuracy (%), {accuracy}")
     right.axhline(0, color="grey", linewidth=0.8)
     right.axvline(0, color="grey", linewidth=0.8)
     right.set_xlabel(f"N{k} skewness minus Euclidean's")
     right.set_ylabel("accuracy minus Euclidean's (points)")
-    left.legend(fontsize="small")
-    return save_figure(fig, out_dir, f"hubness_study_accuracy_vs_skewness_n{k}.png")
+    fig.legend(handles=palette.legend_handles(style, methods), loc="center left",
+               bbox_to_anchor=(1.0, 0.5), fontsize="small", ncol=1 + len(methods) // 24)
+    fig.tight_layout()
+    return fig
 
 
 def refit_time(ctx: Context) -> pd.DataFrame | None:
@@ -159,7 +154,8 @@ def time_tables(ctx: Context, sec: Section) -> None:
         if not ratio.empty:
             text.loc["speed-up of Move-labeled"] = ratio.map(
                 lambda v: "–" if pd.isna(v) else f"{v:.0f}x")
-        sec.table(html_table(text), f"{caption}, mean over splits (Table 4 layout); last row: "
+        sec.table(html_table(text, swatches=ranking.colours(ctx)),
+                  f"{caption}, mean over splits (Table 4 layout); last row: "
                   "fastest of LMNN, ITML, DML-eig divided by Move-labeled",
                   export_table(ctx, table, f"hubness_study_time_{name}"))
 
@@ -176,18 +172,27 @@ def hubness_study(ctx: Context) -> Section | None:
                   "distributions of the data sets with the most hubness, accuracy against "
                   "skewness, and training time.")
     skewness_tables(ctx, sec)
-    out_dir = ctx.figure_dir
-    hist = histograms(ctx, voc.curve(voc.nk_histogram(k)))
-    if not hist.empty:
-        worst = (ctx.parents.groupby("dataset")[voc.mean(voc.skewness(k))].max()
+    worst = list(ctx.parents.groupby("dataset")[voc.mean(voc.skewness(k))].max()
                  .sort_values(ascending=False).index[:N_DISTRIBUTION_PANELS])
-        sec.figure(distribution_figure(ctx, hist, list(worst), k, out_dir),
+    hist = histograms(ctx, voc.curve(voc.nk_histogram(k)), worst)
+    style = palette.styles(ctx.parents)
+    _, methods = tables.order(ctx.parents)
+    if not hist.empty:
+        worst = [d for d in worst if d in set(hist["dataset"])]
+        sec.figure(ctx.figure(f"nk_distribution_n{k}.png", distribution_figure, hist, worst,
+                              methods, style, k),
                    f"Distribution of N{k} (test queries, pooled over splits) on log-log axes "
                    f"for the {len(worst)} data sets with the largest skewness; hubs make a long "
                    "right tail.")
     accuracy = (voc.ACCURACY_KCV if voc.mean(voc.ACCURACY_KCV) in ctx.parents
                 else voc.accuracy(ctx.ks[0]))
-    sec.figure(accuracy_figure(ctx, accuracy, k, out_dir),
+    p = ctx.parents
+    points = pd.DataFrame({"dataset": p["dataset"], "method": p["method"],
+                           "method_name": p["method_name"],
+                           "skewness": p[voc.mean(voc.skewness(k))],
+                           "accuracy": 100 * p[voc.mean(accuracy)]})
+    sec.figure(ctx.figure(f"hubness_study_accuracy_vs_skewness_n{k}.png", accuracy_figure,
+                          points, style, accuracy, k),
                f"Test accuracy ({accuracy}) against N{k} skewness, one point per (data set, "
                "method); right: both relative to the Euclidean metric on the same data set.")
     time_tables(ctx, sec)

@@ -5,13 +5,14 @@ counts of RMVEM, the chosen neighbourhood sizes, which GQD form beats the Euclid
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
 from ... import vocabulary as voc
 from ...measure import statistics
-from .. import papers, runs, tables
-from ..base import Context, Section, export_table, html_table, save_figure
+from .. import palette, papers, runs, tables
+from ..base import Context, Section, export_table, html_table
 
 REFERENCES = ("rmvem", "minivenn")
 
@@ -75,13 +76,13 @@ def mvce_check(ctx: Context) -> Section | None:
                      for c, label in (("newton_speed_ratio", "Newton"),
                                       ("titterington_speed_ratio", "Titterington"))
                      if c in frame and frame[c].notna().any()))
-    sec.figure(_speed_figure(frame, ctx), "Time ratio CVXPY / solver (one problem at a time; "
+    sec.figure(ctx.figure("mvce_check.png", _speed_figure, frame), "Time ratio CVXPY / solver (one problem at a time; "
                "to the configured tolerance and to the gap of CVXPY's solution) against the "
                "dimension r = min(m, d) of the span problem; the log-det agreement on the right.")
     return sec
 
 
-def _speed_figure(frame: pd.DataFrame, ctx: Context) -> str:
+def _speed_figure(frame: pd.DataFrame):
     ratios = {f"{s}_speed_ratio{suffix}": f"{s.capitalize()}{label}"
               for s in ("newton", "titterington")
               for suffix, label in (("", " to the configured tol"), ("_equal_gap", " to CVXPY's gap"))}
@@ -107,7 +108,8 @@ def _speed_figure(frame: pd.DataFrame, ctx: Context) -> str:
     axes[1].set_xlabel("r = min(m, d)")
     axes[1].set_ylabel("max relative log-det difference")
     axes[1].legend(bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
-    return save_figure(fig, ctx.figure_dir, "mvce_check.png")
+    fig.tight_layout()
+    return fig
 
 
 def pooled_accuracy(splits: pd.DataFrame, ks: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -170,7 +172,11 @@ def local_metrics(ctx: Context) -> Section | None:
                   "m_opt of Abou-Moustafa 2007 (Table 1, MVEM-sim) where printed",
                   export_table(ctx, chosen, "chosen_m"))
     if references and names.get(references[0]) == "rmvem":
-        sec.figure(_wins_figure(statistics.win_tie_loss(acc, n, references[0]), names, ctx),
+        wins = statistics.win_tie_loss(acc, n, references[0])
+        beside = win_loss_beside_paper(wins, names, ctx.splits, references[0])
+        if not beside.empty:  # the scoreboard counts these published cells (tables/paper_*.csv)
+            export_table(ctx, beside, f"paper_win_loss_{references[0]}")
+        sec.figure(ctx.figure("local_win_loss.png", _wins_figure, wins, names),
                    f"{references[0]} against each method: cases significantly better / worse, "
                    "ours and as printed in Abou-Moustafa 2017.")
     return sec
@@ -215,7 +221,34 @@ def chosen_m(splits: pd.DataFrame, parents: pd.DataFrame, ks: list[int]) -> pd.D
     return table.sort_index()
 
 
-def _wins_figure(table: pd.DataFrame, names: dict, ctx: Context) -> str:
+def win_loss_beside_paper(wins: pd.DataFrame, names: dict, splits: pd.DataFrame,
+                          reference: str) -> pd.DataFrame:
+    """Our z-test win and loss counts of `reference` (RMVEM) against each method beside those
+    printed in section 5.3 of Abou-Moustafa 2017, one row per published count, in the columns
+    of `papers.side_by_side` (no error is printed: no verdict)."""
+    published = papers.published(papers.WIN_LOSS_TABLE)
+    labels = {}
+    for label, name in names.items():
+        labels.setdefault(name, label)
+    rows = []
+    for _, cell in published.iterrows():
+        method = labels.get(cell["method_name"])
+        if cell["setting"] != f"reference={names.get(reference)}" or method not in wins.index:
+            continue
+        ours = float(wins.at[method, {"wins": "win", "losses": "loss"}[cell["metric"]]])
+        rows.append({"table": papers.WIN_LOSS_TABLE, "variant": "", "metric": cell["metric"],
+                     "data set": cell["dataset"], "method": cell["method"],
+                     "setting": cell["setting"], "paper": float(cell["value"]),
+                     "paper ±": np.nan, "ours": ours, "ours ±": np.nan,
+                     "splits": int((splits["method"] == reference).sum()),
+                     "difference": ours - float(cell["value"]),
+                     "criterion": f"none (ours of {int(wins.loc[method].sum())} cases, "
+                                  f"the paper's of {cell['cases']})",
+                     "reproduced": None})
+    return pd.DataFrame(rows)
+
+
+def _wins_figure(table: pd.DataFrame, names: dict):
     """Our win / loss counts of RMVEM beside the published ones (Abou-Moustafa 2017)."""
     published = papers.win_loss_counts("abou-moustafa-2017")
     reference = "rmvem"
@@ -226,11 +259,11 @@ def _wins_figure(table: pd.DataFrame, names: dict, ctx: Context) -> str:
         key = (reference, names.get(method))
         if key in published.index:
             row = published.loc[key]
-            rows += [{"method": method, "source": f"paper (of {row['cases']})", "outcome": outcome,
+            rows += [{"method": method, "source": "paper", "outcome": outcome,
                       "cases": row[column]} for outcome, column in (("win", "wins"),
                                                                   ("loss", "losses"))]
     data = pd.DataFrame(rows)
     grid = sns.catplot(data=data, x="method", y="cases", hue="source", col="outcome", kind="bar",
-                       height=3.4, aspect=1.3)
+                       height=3.4, aspect=1.5, palette=[palette.BLUE, palette.ORANGE])
     grid.set_xticklabels(rotation=30)
-    return save_figure(grid.figure, ctx.figure_dir, "local_win_loss.png")
+    return grid.figure

@@ -4,13 +4,11 @@ projections (Fig. 5.3/5.4 layout) read from the split runs' `arrays.npz` artifac
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
-from .. import runs
-from ..base import Context, Section, export_table, html_table, save_figure
+from .. import figures, palette, runs
+from ..base import Context, Section, export_table, html_table
 
 FAMILY = "nca"
 
@@ -52,68 +50,63 @@ def _ellipse(ax, u: np.ndarray, v: np.ndarray, color) -> None:
     ax.plot(10 ** (u.mean() + circle[0]), v.mean() + circle[1], color=color, lw=1, alpha=0.7)
 
 
-def time_accuracy(splits: pd.DataFrame, out_dir) -> str | None:
-    """Test accuracy against fit time per split (log time axis), a column per data set, the NCA
-    rule on the top row and 1-NN below (Fig. 5.2 layout, with both rules)."""
-    datasets = sorted(splits["dataset"].unique())
-    methods = sorted(splits["method"].unique())
-    palette = dict(zip(methods, sns.color_palette("tab10", len(methods))))
-    rules = [c for c in ("accuracy_nca_rule", "accuracy_k1") if c in splits]
-    fig, axes = plt.subplots(len(rules), len(datasets), squeeze=False,
-                             figsize=(3.6 * len(datasets) + 1.5, 3.2 * len(rules)))
-    for r, rule in enumerate(rules):
-        for c, dataset in enumerate(datasets):
-            ax = axes[r, c]
-            for method in methods:
-                part = splits[(splits["dataset"] == dataset) & (splits["method"] == method)]
-                part = part[part["fit_wall_s"] > 0]
-                if part.empty:
-                    continue
-                t, acc = part["fit_wall_s"].to_numpy(), part[rule].to_numpy() * 100
-                ax.scatter(t, acc, s=14, color=palette[method], label=method)
-                _ellipse(ax, np.log10(t), acc, palette[method])
-            ax.set_xscale("log")
-            ax.set_title(dataset if r == 0 else "")
-            ax.set_xlabel("fit time (s, log scale)")
-            ax.set_ylabel(("NCA rule" if rule == "accuracy_nca_rule" else "1-NN")
-                          + " test accuracy (%)")
-    seen = {}
-    for ax in axes.ravel():
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(label, handle)
-    fig.legend(list(seen.values()), list(seen.keys()), loc="center left",
-               bbox_to_anchor=(1.0, 0.5), fontsize="small")
-    fig.tight_layout()
-    return save_figure(fig, out_dir, "nca_time_accuracy.png")
+RULES = {"accuracy_nca_rule": ("NCA rule", "nca_time_accuracy.png"),
+         "accuracy_k1": ("1-NN", "nca_time_accuracy_1nn.png")}
 
 
-def projections(splits: pd.DataFrame, dataset: str, out_dir) -> str | None:
-    """The 2-D test-set embeddings of each method on `dataset` (first split with arrays)."""
+def time_accuracy(points: pd.DataFrame, rule: str, style: dict):
+    """Test accuracy (%) of `rule` against fit time per split (log time axis), a facet per data
+    set (Fig. 5.2 layout). `points`: columns dataset, method, fit_wall_s, `rule`."""
+    datasets = sorted(points["dataset"].unique())
+    methods = sorted(points["method"].unique())
+    top = figures.legend_height(len(methods), 6)
+    fig, axes = figures.grid(len(datasets), 3.1, 2.8, top=top)
+    for ax, dataset in zip(axes, datasets):
+        for method in methods:
+            part = points[(points["dataset"] == dataset) & (points["method"] == method)]
+            part = part[part["fit_wall_s"] > 0].dropna(subset=[rule])
+            if part.empty:
+                continue
+            t, acc = part["fit_wall_s"].to_numpy(), part[rule].to_numpy() * 100
+            ax.scatter(t, acc, s=14, **style[method].points())
+            _ellipse(ax, np.log10(t), acc, style[method].colour)
+        ax.set_xscale("log")
+        ax.minorticks_off()  # a log axis's minor ticks cost more than the rest of the figure
+        ax.set_title(dataset, fontsize=10)
+        ax.set_xlabel("fit time (s, log scale)", fontsize=8)
+        ax.set_ylabel(f"{RULES[rule][0]} test accuracy (%)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    figures.method_legend(fig, style, methods, 6)
+    return fig
+
+
+def projection_arrays(splits: pd.DataFrame, dataset: str) -> list[tuple[str, dict]]:
+    """(method, arrays) of the first split with a 2-D test embedding of each method on
+    `dataset` (the split runs' MLflow artifact `arrays.npz`)."""
     panels = []
     for method, group in sorted(splits[splits["dataset"] == dataset].groupby("method")):
-        for run_id in group.sort_values("run_id")["run_id"]:
-            arrays = runs.split_arrays(run_id)
+        for uri in group.sort_values("run_id")["artifact_uri"]:
+            arrays = runs.split_arrays(uri)
             if arrays and "test_embedding" in arrays:
-                panels.append((method, arrays))
+                panels.append((method, {k: arrays[k] for k in ("test_embedding",
+                                                                "test_labels")}))
                 break
-    if not panels:
-        return None
-    fig, axes = plt.subplots(1, len(panels), squeeze=False, figsize=(3.4 * len(panels), 3.3))
-    for ax, (method, arrays) in zip(axes[0], panels):
+    return panels
+
+
+def projections(panels: list[tuple[str, dict]]):
+    """The 2-D test-set embeddings of each method on one data set, a facet each."""
+    fig, axes = figures.grid(len(panels), 3.1, 3.0)
+    for ax, (method, arrays) in zip(axes, panels):
         Z, labels = arrays["test_embedding"], arrays["test_labels"]
-        classes = np.unique(labels)
-        colors = sns.color_palette("tab10", max(len(classes), 3))
-        for i, c in enumerate(classes):
-            ax.scatter(Z[labels == c, 0], Z[labels == c, 1], s=6, color=colors[i % 10],
-                       label=str(c))
-        ax.set_title(method)
+        for i, c in enumerate(np.unique(labels)):
+            ax.scatter(Z[labels == c, 0], Z[labels == c, 1], s=6,
+                       color=palette.OKABE_ITO[i % len(palette.OKABE_ITO)], label=str(c))
+        ax.set_title(method, fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
-    axes[0, -1].legend(title="class", fontsize="x-small", bbox_to_anchor=(1.01, 1),
-                       loc="upper left")
-    fig.tight_layout()
-    name = "".join(ch if ch.isalnum() else "_" for ch in dataset)
-    return save_figure(fig, out_dir, f"nca_projection_{name}.png")
+    axes[-1].legend(title="class", fontsize="x-small", loc="best")
+    return fig
 
 
 def section(ctx: Context) -> Section | None:
@@ -126,15 +119,26 @@ def section(ctx: Context) -> Section | None:
                   "(eq. 3.25), fit time, time until the returned iterate, iterations and the "
                   "share of point pairs visited per evaluation (1 for dense computations).")
     summary = _summary(ctx)
-    sec.table(html_table(summary), "NCA family: accuracy and cost", export_table(ctx, summary, "nca"))
-    figures_dir = ctx.figure_dir
+    files = export_table(ctx, summary, "nca")
+    shown = summary.copy()
+    shown.index = [f"{d} / {m}" for d, m in summary.index]
+    shown.index.name = "data set / method"
+    sec.table(html_table(shown), "NCA family: accuracy and cost", files)
     if "fit_wall_s" in splits:
-        src = time_accuracy(splits, figures_dir)
-        sec.figure(src, "Time against accuracy, one point per split, with the 1-sd "
-                   "contour of a Gaussian in (log time, accuracy) per method (Fig. 5.2 layout).")
+        style = palette.styles(splits, by="method_name")
+        for rule, (words, name) in RULES.items():
+            if rule not in splits or splits[rule].isna().all():
+                continue
+            points = splits[["dataset", "method", "fit_wall_s", rule]]
+            sec.figure(ctx.figure(name, time_accuracy, points, rule, style),
+                       f"Time against {words} accuracy, one point per split, with the 1-sd "
+                       "contour of a Gaussian in (log time, accuracy) per method (Fig. 5.2 "
+                       "layout); a colour per variant, a marker per setting.")
     for dataset in sorted(splits["dataset"].unique()):
-        src = projections(splits, dataset, figures_dir)
-        if src:
-            sec.figure(src, f"Two-dimensional projections of a {dataset} test set "
+        panels = projection_arrays(splits, dataset)
+        if panels:
+            name = "".join(ch if ch.isalnum() else "_" for ch in dataset)
+            sec.figure(ctx.figure(f"nca_projection_{name}.png", projections, panels),
+                       f"Two-dimensional projections of a {dataset} test set "
                        "(d = 2 runs; Fig. 5.3/5.4 layout), learnt on its training part.")
     return sec

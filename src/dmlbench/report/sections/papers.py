@@ -16,13 +16,13 @@ def paper_tables(ctx: Context) -> Section | None:
                   "Our numbers next to the published ones. A cell reproduces when our mean lies "
                   "within the published standard error of the paper's value (or the stated "
                   "tolerance where the paper prints none); the difference is ours - paper.")
-    for i, spec in enumerate(specs):
-        title = spec.get("title") or f"{spec['table']} ({spec['metric']})"
-        frame = papers.side_by_side(spec, ctx.parents)
+    for i, (spec, title, frame) in enumerate(papers.compared(ctx)):
         sec.note(papers.summary(frame, title))
         if frame.empty:
             continue
-        links = pd.DataFrame({"ours": [ctx.run_url(r, e) if isinstance(r, str) else None
+        keys = dict(zip(ctx.parents["run_id"], ctx.parents["parent_key"]))
+        links = pd.DataFrame({"ours": [ctx.parent_link(keys.get(r), r, e) if isinstance(r, str)
+                                       else None
                                        for r, e in zip(frame["run_id"], frame["experiment_id"])]})
         shown = frame.drop(columns=["run_id", "experiment_id"])
         text = shown.copy()
@@ -30,6 +30,21 @@ def paper_tables(ctx: Context) -> Section | None:
             text[column] = shown[column].map(lambda v: "–" if pd.isna(v) else f"{v:.2f}")
         text["reproduced"] = shown["reproduced"].map({True: "yes", False: "no"}).fillna("–")
         best = pd.DataFrame({"reproduced": shown["reproduced"].fillna(False).astype(bool)})
-        sec.table(html_table(text, best=best, links=links), title,
-                  export_table(ctx, shown, f"paper_{i}_{spec['table']}"))
+        files = export_table(ctx, shown, f"paper_{i}_{spec['table']}")
+        text, same = _compact(text)
+        best.index = links.index = text.index
+        sec.table(html_table(text, best=best, links=links),
+                  title + "".join(f"; {c}: {v}" for c, v in same.items() if v), files)
     return sec
+
+
+def _compact(text: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The page's view of a side-by-side table: columns with one value throughout left out
+    (returned to name in the caption), each row named by its data set, method and setting."""
+    same = {c: str(text[c].iloc[0]) for c in ("table", "variant", "metric", "setting", "criterion")
+            if c in text and text[c].astype(str).nunique() <= 1}
+    key = [c for c in ("data set", "method", "setting") if c in text and c not in same]
+    out = text.drop(columns=list(same) + key)
+    out.index = [" / ".join(str(v) for v in row) for row in text[key].itertuples(index=False)]
+    out.index.name = " / ".join(key)
+    return out, same

@@ -6,14 +6,8 @@ import numpy as np
 import pandas as pd
 
 from ... import vocabulary as voc
-from ...measure.statistics import (
-    friedman,
-    mean_ranks,
-    nemenyi_cd,
-    wilcoxon_holm,
-    win_tie_loss,
-)
-from .. import figures, tables
+from ...measure.statistics import friedman, wilcoxon_holm, win_tie_loss
+from .. import ranking, tables
 from ..base import Context, Section, export_table, html_table
 
 
@@ -23,8 +17,9 @@ def statistics(ctx: Context) -> Section | None:
     sec = Section("statistics", "Statistics over data sets",
                   "Which test answers which question: the Friedman test asks whether the methods "
                   "differ at all over the data sets; the Nemenyi critical difference (CD) says "
-                  "which mean ranks differ (diagram: methods joined by a red bar are not "
-                  "significantly different at alpha = 0.05); the Wilcoxon signed-rank test with "
+                  "which mean ranks differ (diagram: methods joined by a bar are not "
+                  "significantly different at alpha = 0.05; the first k's is beside the "
+                  "leaderboard); the Wilcoxon signed-rank test with "
                   "Holm's correction asks, pair by pair, whether one method beats another over the "
                   "data sets; the z-test for two proportions (Abou-Moustafa 2017, section 5.3) asks, "
                   "on one data set, whether two accuracies differ — its win/tie/loss counts are "
@@ -34,15 +29,15 @@ def statistics(ctx: Context) -> Section | None:
         n_methods, n_sets = scores.shape[1], scores.shape[0]
         if n_sets < 2 or n_methods < 2:
             continue
-        ranks = mean_ranks(scores)
-        cd = nemenyi_cd(n_methods, n_sets)
+        name, cd, _ = ranking.critical_difference(ctx, k)
         if n_methods >= 3:
             chi2, p = friedman(scores)
             sec.note(f"{k}-NN over {n_sets} data sets: Friedman chi² = {chi2:.2f}, p = {p:.3g}; "
                      f"Nemenyi CD = {cd:.2f} (alpha = 0.05, {n_methods} methods).")
-        sec.figure(figures.critical_difference(ranks, cd, k, ctx.figure_dir),
-                   f"Critical-difference diagram, {k}-NN: mean rank over the data sets (1 = best); "
-                   "red bars join methods whose ranks differ by less than the CD.")
+        if k != ctx.ks[0]:  # the first k's diagram is beside the leaderboard
+            sec.figure(name, f"Critical-difference diagram, {k}-NN: mean rank over the data "
+                       "sets (1 = best); bars join methods whose ranks differ by less than "
+                       "the CD.")
         pairs = wilcoxon_holm(scores)
         if not pairs.empty:
             shown = pairs.assign(median_difference=lambda f: (100 * f["median_difference"]).round(2),
@@ -52,11 +47,11 @@ def statistics(ctx: Context) -> Section | None:
                                           "p_holm": "p (Holm)"})
             shown.index = [f"{a} vs {b}" for a, b in zip(pairs["a"], pairs["b"])]
             sec.table(html_table(shown.drop(columns=["a", "b"])),
-                      f"Pairwise Wilcoxon signed-rank tests, {k}-NN accuracy",
-                      export_table(ctx, shown, f"wilcoxon_k{k}"))
+                      f"Pairwise Wilcoxon signed-rank tests, {k}-NN accuracy ({len(shown)} "
+                      "pairs)", export_table(ctx, shown, f"wilcoxon_k{k}"), folded=True)
         sec.table(html_table(_win_tie_loss_matrix(ctx, k)),
                   f"z-test win/tie/loss of the row method against the column method over data "
-                  f"sets, {k}-NN (alpha = 0.05)")
+                  f"sets, {k}-NN (alpha = 0.05)", folded=True)
     return sec
 
 

@@ -1,0 +1,136 @@
+"""The answer first: what was run, the best methods with their mean rank and the Bayesian
+verdict against the reference metric, what they cost, and, for a reproduction, how many
+published cells and claims held. Every number comes from the sections below (shared through the
+context's memo), which give the details."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pandas as pd
+
+from ... import vocabulary as voc
+from .. import claims, comparisons, papers, ranking, settings, tables
+from ..base import Context, Section
+
+#: how many methods the summary names
+TOP = 3
+
+
+def protocol_words(protocol: str | None) -> str:
+    """A protocol (the runs' JSON parameter) in a few words, e.g. '70/30 holdout x 4'."""
+    try:
+        spec = json.loads(protocol)
+    except (TypeError, ValueError):
+        return "unknown protocol"
+    kind = spec.get("kind")
+    repeats = int(spec.get("repeats", 1))
+    if kind == "holdout":
+        train = round(100 * float(spec.get("train_fraction", 0.7)))
+        return f"stratified {train}/{100 - train} holdout × {repeats}"
+    if kind == "kfold":
+        return f"stratified {spec.get('folds')}-fold CV" + (f" × {repeats}" if repeats > 1 else "")
+    return {"loo": "leave-one-out", "given": "each data set's own train/test split",
+            "given_folds": "each data set's published folds"}.get(kind, str(kind))
+
+
+def _swatch(colour: str | None) -> str:
+    return f"<span class='swatch' style='background:{colour}'></span>" if colour else ""
+
+
+def summary(ctx: Context) -> Section:
+    sec = Section("summary", "At a glance")
+    k = ctx.ks[0]
+    bayes = comparisons.results(ctx, k)
+    ranking.critical_difference(ctx, k)  # submitted now, drawn while the sections go on
+    sec.later(lambda part: part.html(_summary_html(ctx, k, bayes)))
+    return sec
+
+
+def _summary_html(ctx: Context, k: int, bayes) -> str:
+    p, s = ctx.parents, ctx.splits
+    families = p.drop_duplicates("method")["family"].nunique()
+    protocols = "; ".join(sorted({protocol_words(x) for x in p["protocol"].dropna()})) or "–"
+    total, _ = tables.compute_time(s) if len(s) else (0.0, None)
+    lines = [f"<p><b>Run:</b> {p['method'].nunique()} methods ({families} families) on "
+             f"{p['dataset'].nunique()} data sets, {html.escape(protocols)}, k = "
+             f"{', '.join(map(str, ctx.ks))}: {len(s)} split runs, "
+             f"{tables.duration(total)} of compute.</p>"]
+    ranks = ranking.ranks(ctx)
+    order = [m for m in ranking.order(ctx) if m in ranks.index
+             and pd.notna(ranks.at[m, ranks.columns[0]])]
+    n_sets = ranking.scores(ctx, k).shape[0]
+    if order:
+        colours = ranking.colours(ctx)
+        against, reference = pd.DataFrame(), None
+        if bayes is not None:
+            reference = comparisons.reference_method(list(ranking.scores(ctx, k).columns))
+            against = comparisons.against_reference(bayes.result(), reference)
+        fit = tables.values(p, voc.mean(voc.wall_seconds("fit"))).median()
+        items = []
+        for method in order[:TOP]:
+            rank = ranks.at[method, ranks.columns[0]]
+            text = (f"{_swatch(colours.get(method))}<b>{html.escape(method)}</b>: mean rank "
+                    f"{rank:.2f}")
+            if method in against.index:
+                row = against.loc[method]
+                text += (f"; against {html.escape(reference)}: <b>{row['verdict']}</b> "
+                         f"(P(better) {row['P(better)']:.2f}, P(equivalent) {row['P(rope)']:.2f}, "
+                         f"P(worse) {row['P(worse)']:.2f})")
+            if method in fit.index and pd.notna(fit[method]):
+                text += f"; fit {fit[method]:.3g} s per split (median over data sets)"
+            items.append(f"<li>{text}</li>")
+        lines.append(f"<p><b>Best at {k}-NN</b> (mean rank of the test accuracy over the "
+                     f"{n_sets} data sets every method ran on; 1 = best of {len(order)}):</p>"
+                     f"<ol class='top'>{''.join(items)}</ol>")
+        detail = []
+        if reference in order:
+            detail.append(f"{html.escape(reference)}, the reference, is number "
+                          f"{order.index(reference) + 1} (mean rank "
+                          f"{ranks.at[reference, ranks.columns[0]]:.2f})")
+        friedman = ranking.friedman_p(ctx, k)
+        cd = ranking.critical_difference(ctx, k)
+        if friedman is not None:
+            detail.append(f"Friedman p = {friedman:.2g}"
+                          + (" (the methods differ)" if friedman < 0.05 else
+                             " (no evidence that the methods differ)")
+                          + (f"; Nemenyi critical difference {cd[1]:.1f} ranks" if cd else ""))
+        if bayes is not None:
+            detail.append(f"Bayesian verdicts: signed-rank test, rope ±{_rope_points(ctx)} "
+                          f"points, decision at P ≥ {comparisons.DECISION}")
+        if len(fit.dropna()):
+            slow = fit.dropna().idxmax()
+            detail.append(f"slowest to fit: {html.escape(slow)} ({fit[slow]:.3g} s per split)")
+        lines.append("<p>" + "; ".join(detail) + ". Details: <a href='#leaderboard'>leaderboard"
+                     "</a>, <a href='#bayesian'>Bayesian comparisons</a>, <a href='#cost'>time "
+                     "and memory</a>.</p>")
+    lines += _papers_lines(ctx)
+    return "<div class='summary'>" + "".join(lines) + "</div>"
+
+
+def _rope_points(ctx: Context) -> str:
+    return f"{100 * settings.rope(ctx.config):g}"
+
+
+def _papers_lines(ctx: Context) -> list[str]:
+    """Published cells within the error and claims held, for a reproduction."""
+    lines = []
+    compared = papers.compared(ctx)
+    if compared:
+        total = {"cells": 0, "ran": 0, "judged": 0, "within": 0}
+        for _, _, frame in compared:
+            for key, value in papers.counts(frame).items():
+                total[key] += value
+        lines.append(f"<p><b>Beside the papers:</b> {total['ran']} of {total['cells']} "
+                     f"published cells have a run here; {total['within']} of the "
+                     f"{total['judged']} with an error or tolerance lie within it "
+                     "(<a href='#papers'>tables</a>).</p>")
+    table = claims.claim_table(ctx)
+    if not table.empty:
+        verdicts = table["verdict"].value_counts()
+        lines.append(f"<p><b>Claims:</b> {verdicts.get(claims.HELD, 0)} of {len(table)} held, "
+                     f"{verdicts.get(claims.NOT_HELD, 0)} not held, "
+                     f"{verdicts.get(claims.NOT_TESTABLE, 0)} not testable here "
+                     "(<a href='#claims'>claims</a>).</p>")
+    return lines
