@@ -37,6 +37,16 @@ def test_rank_at_most_uses_the_shared_better_rank_for_ties():
     assert claims.rank_at_most(p, None, [1], "a", 2, 0.5).verdict == claims.NOT_HELD
 
 
+def test_rank_at_most_counts_ties_broken_against_the_method_and_names_them():
+    """a ties b for first on x (rank 1 shared, 2 against) and c for second on y (2 shared, 3
+    against): rank <= 2 on 2 of 2 with ties shared, on 1 with ties broken against a."""
+    p = runs({"a": {"x": 0.9, "y": 0.8}, "b": {"x": 0.9, "y": 0.9}, "c": {"x": 0.1, "y": 0.8}})
+    v = claims.rank_at_most(p, None, [1], "a", 2, 1.0)
+    assert v.verdict == claims.HELD
+    assert "rank <= 2 on 2 of 2 data sets (3 methods with accuracy_k1)" in v.evidence
+    assert "on 1 with ties broken against it (tied on 2: x with b; y with c)" in v.evidence
+
+
 def test_lowest_average_error_for_every_k():
     p = runs({"a": {"x": 0.9, "y": 0.9}, "b": {"x": 0.85, "y": 0.86}})
     p["accuracy_k3_mean"], p["error_k3_mean"] = [0.7, 0.7, 0.9, 0.9], [0.3, 0.3, 0.1, 0.1]
