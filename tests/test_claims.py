@@ -179,6 +179,7 @@ def test_scoreboard_counts_each_variant_of_a_table_apart(tmp_path):
     counts = pd.read_csv(tmp_path / "scoreboard.csv", index_col=0)
     x, y = counts.loc["shigeto-2017_table3a [x]"], counts.loc["shigeto-2017_table3a [y]"]
     assert (x["compared"], x["within"], x["no verdict"]) == (2, 1, 1)
+    assert x[scoreboard.OLD_WITHIN] == 1  # no published s.e.: the tolerance's verdict, both ways
     assert (y["compared"], y["within"], y["outside, ours worse"]) == (2, 0, 2)
     total = scoreboard.totals(counts)
     assert total["within"] == 1 and total["compared"] == 2

@@ -5,7 +5,7 @@ Built from the files the reports export, not from MLflow: each report's `tables/
 papers' claims with verdicts, `report/claims.py`). For every published table that any report
 compared: its cells in all, those compared, within `papers.Z_DIFFERENCE` standard errors of the
 difference (or the stated tolerance), within the published standard error alone (the old
-criterion, shown beside), outside with ours better or worse, and those not compared because the data set
+criterion, shown beside; a cell judged by a stated tolerance counts the same under both), outside with ours better or worse, and those not compared because the data set
 is not obtainable, needs a download, or was not run. A table run under several readings of a
 choice the paper leaves open (`variant` of its paper_tables entries) has a row per variant; the
 totals count, per table, the variant with the most cells within. For every claim: the verdict and
@@ -88,9 +88,12 @@ def _counts(table: str, published: pd.DataFrame, ours: pd.DataFrame) -> dict:
     counts["cells"], counts["compared"] = len(published), len(ours)
     for outcome in (ours.apply(_outcome, axis=1) if len(ours) else []):
         counts[outcome] += 1
-    if "within published s.e." in ours:
-        counts[OLD_WITHIN] = int(ours["within published s.e."].astype(str).isin(
-            ["True", "1.0"]).sum())
+    # the old criterion: the published s.e. alone where the paper prints one; a cell judged by
+    # a stated tolerance has the same verdict under both
+    old = ours["within published s.e."] if "within published s.e." in ours else pd.Series(
+        np.nan, index=ours.index)
+    old = old.where(old.notna(), ours["reproduced"]) if len(ours) else old
+    counts[OLD_WITHIN] = int(old.astype(str).isin(["True", "1.0"]).sum())
     for _, cell in published.iterrows():
         setting = "" if pd.isna(cell["setting"]) else str(cell["setting"])
         if (cell["metric"], cell["dataset"], cell["method"], setting) in done:
