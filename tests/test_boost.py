@@ -234,6 +234,28 @@ def test_components_are_ordered_by_discriminatory_potential():
     np.testing.assert_allclose(S - np.diag(potential), 0, atol=1e-9 * np.abs(potential).max())
 
 
+@pytest.mark.parametrize("name", ["boostmdm_g", "gi_relief"])
+def test_gaussian_components_ordered_by_the_nearest_hit_and_miss(name):
+    """order="nearest": the potential of eqs. 18-19 on the nearest hit and miss (brute force,
+    k = 1 each) under M_T is diagonal and decreasing on the components; M_T is unchanged."""
+    X, y = blobs(7, d=8)
+    own, est = make(name).fit(X, y), make(name, {"order": "nearest"}).fit(X, y)
+    Z = X @ est.components_.T
+    uniform = np.full((y.size, 1), 1.0 / y.size)
+    S = (laplacian_scatter(Z, uniform * dense_psi(Z, y, "misses", 1))
+         - laplacian_scatter(Z, uniform * dense_psi(Z, y, "hits", 1)))
+    potential = np.diag(S)
+    assert np.all(np.diff(potential) <= 1e-9 * np.abs(potential).max())
+    np.testing.assert_allclose(S - np.diag(potential), 0, atol=1e-9 * np.abs(potential).max())
+    np.testing.assert_allclose(est.metric_, own.metric_, rtol=1e-9,
+                               atol=1e-12 * np.abs(own.metric_).max())
+
+
+def test_order_must_be_gaussian_or_nearest():
+    with pytest.raises(ValueError, match="order"):
+        make("boostmdm_g", {"order": "farthest"}).fit(*blobs(1))
+
+
 def dense_i_mfa(X, y, k_h, k_m, lam, max_iter=10, tol=1e-3):
     """Algorithm 1 at t = 1 with uniform weights, written out with dense N x N matrices."""
     w = np.full(y.size, 1.0 / y.size)

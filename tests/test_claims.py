@@ -37,6 +37,16 @@ def test_rank_at_most_uses_the_shared_better_rank_for_ties():
     assert claims.rank_at_most(p, None, [1], "a", 2, 0.5).verdict == claims.NOT_HELD
 
 
+def test_rank_at_most_counts_ties_broken_against_the_method_and_names_them():
+    """a ties b for first on x (rank 1 shared, 2 against) and c for second on y (2 shared, 3
+    against): rank <= 2 on 2 of 2 with ties shared, on 1 with ties broken against a."""
+    p = runs({"a": {"x": 0.9, "y": 0.8}, "b": {"x": 0.9, "y": 0.9}, "c": {"x": 0.1, "y": 0.8}})
+    v = claims.rank_at_most(p, None, [1], "a", 2, 1.0)
+    assert v.verdict == claims.HELD
+    assert "rank <= 2 on 2 of 2 data sets (3 methods with accuracy_k1)" in v.evidence
+    assert "on 1 with ties broken against it (tied on 2: x with b; y with c)" in v.evidence
+
+
 def test_lowest_average_error_for_every_k():
     p = runs({"a": {"x": 0.9, "y": 0.9}, "b": {"x": 0.85, "y": 0.86}})
     p["accuracy_k3_mean"], p["error_k3_mean"] = [0.7, 0.7, 0.9, 0.9], [0.3, 0.3, 0.1, 0.1]
@@ -119,9 +129,11 @@ def test_scoreboard_counts_cells_and_lists_claims(tmp_path):
     cell = {"table": "shigeto-2017_table3a", "metric": "accuracy_pct", "setting": "",
             "paper ±": np.nan, "ours ±": 1.0}
     report("a", [{**cell, "data set": "iris", "method": "original metric", "paper": 97.2, "ours": 97.8,
-                  "splits": 4, "difference": 0.6, "reproduced": True},
+                  "splits": 4, "difference": 0.6, "reproduced": True,
+                  "within published s.e.": False},
                  {**cell, "data set": "wine", "method": "original metric", "paper": 98.1, "ours": 96.2,
-                  "splits": 4, "difference": -1.9, "reproduced": False}],
+                  "splits": 4, "difference": -1.9, "reproduced": False,
+                  "within published s.e.": False}],
            [{"paper": "shigeto-2017", "claim": "c", "paper's evidence": "e", "ours": "o",
              "verdict": "held"}])
     report("b", [{**cell, "data set": "wine", "method": "original metric", "paper": 98.1, "ours": 99.0,
@@ -131,6 +143,7 @@ def test_scoreboard_counts_cells_and_lists_claims(tmp_path):
     published = papers.published("shigeto-2017_table3a")
     assert counts["cells"] == len(published) and counts["compared"] == 2
     assert (counts["within"], counts["outside, ours worse"], counts["outside, ours better"]) == (1, 1, 0)
+    assert counts[scoreboard.OLD_WITHIN] == 0  # the old criterion, counted beside
     # glass is obtainable as a download, the rest of the UCI table is embedded
     assert counts["needs a download"] == (published["dataset"] == "glass").sum()
     outcomes = ["within", "outside, ours better", "outside, ours worse",
@@ -192,6 +205,7 @@ def test_scoreboard_counts_each_variant_of_a_table_apart(tmp_path):
     counts = pd.read_csv(tmp_path / "scoreboard.csv", index_col=0)
     x, y = counts.loc["shigeto-2017_table3a [x]"], counts.loc["shigeto-2017_table3a [y]"]
     assert (x["compared"], x["within"], x["no verdict"]) == (2, 1, 1)
+    assert x[scoreboard.OLD_WITHIN] == 1  # no published s.e.: the tolerance's verdict, both ways
     assert (y["compared"], y["within"], y["outside, ours worse"]) == (2, 0, 2)
     total = scoreboard.totals(counts)
     assert total["within"] == 1 and total["compared"] == 2

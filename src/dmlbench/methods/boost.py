@@ -8,7 +8,9 @@
 - `boost`: Algorithm 2 (BoostMDM): sample weights w' (eq. 12), gamma_t (eq. 11), alpha_t (eq. 10),
   M_t = M_{t-1} + alpha_t Q_t (eq. 3), each Q_t learned in the null space of M_{t-1} (E_t, N_t,
   X~_t of lines 22-31); stops when Q_t has rank 0, gamma_t <= 0, or M_t has full rank; the last
-  step orders the columns of L_T by discriminatory potential (lines 34-35, eqs. 18-19).
+  step orders the columns of L_T by discriminatory potential (lines 34-35, eqs. 18-19), on the
+  method's own hit and miss sets, or (BoostMDM-G and GI-RELIEF with `order="nearest"`) on the
+  nearest hit and nearest miss of eq. 2, a reading of eqs. 18-19 beside the Gaussian sets.
 - Registered: `boostmdm` (nearest hit and miss, eq. 2), `boostmdm_k` (k_h = k_m = 5, section
   2.6.1), `boostmdm_g` (Gaussian weights, mu from the 7th nearest neighbour, section 2.6.2 and
   Table 2), `i_mfa` and `gi_relief` (one boosting iteration of BoostMDM-K and BoostMDM-G: I-MFA and
@@ -60,7 +62,7 @@ from ..solvers.margins import (
     training_span,
 )
 from .base import LinearMetric
-from .parameters import Interval, require
+from .parameters import Interval, Options, require
 from .registry import register
 
 GAMMA_CAP = 1.0 - 1e-12
@@ -70,7 +72,8 @@ POSITIVE_INT = Interval(Integral, 1, None)
 BOOSTING = {"lam": [Interval(Real, 0, None, closed="neither")], "base_max_iter": [POSITIVE_INT],
             "base_tol": [Interval(Real, 0, None)], "max_boost_iter": [POSITIVE_INT, None]}
 NEAREST = {"k_h": [POSITIVE_INT], "k_m": [POSITIVE_INT]}
-GAUSSIAN = {"mu": [Interval(Real, 0, None), None], "mu_neighbor": [POSITIVE_INT]}
+GAUSSIAN = {"mu": [Interval(Real, 0, None), None], "mu_neighbor": [POSITIVE_INT],
+            "order": [Options(("gaussian", "nearest"))]}
 
 
 def _limit_neighbours(params: dict, names, n_train: int) -> None:
@@ -155,9 +158,12 @@ class BoostResult:
 
 
 def boost(X: np.ndarray, y: np.ndarray, rule: SetRule, lam: float, base_max_iter: int = 10,
-          base_tol: float = 1e-3, max_boost_iter: int | None = None) -> BoostResult:
+          base_tol: float = 1e-3, max_boost_iter: int | None = None,
+          order_rule: SetRule | None = None) -> BoostResult:
     """Algorithm 2 on centred samples X (N x n, rows). `max_boost_iter` = None runs until one of
-    the paper's three termination conditions; 1 gives I-MFA / GI-RELIEF."""
+    the paper's three termination conditions; 1 gives I-MFA / GI-RELIEF. `order_rule`: the hit
+    and miss sets (under M_T) whose scatters order the final components (eqs. 18-19); None:
+    `rule`'s."""
     n_samples, n_features = X.shape
     E = None                      # basis of the null space of M_{t-1}; None = identity
     X_null = X                    # X~_{t-1}
@@ -223,6 +229,8 @@ def boost(X: np.ndarray, y: np.ndarray, rule: SetRule, lam: float, base_max_iter
                          "classes show no usable margin under this set rule")
     uniform = np.full(n_samples, 1.0 / n_samples)
     Z = X @ G
+    if order_rule is not None:
+        hits, misses, _ = order_rule.sets(Z, y)
     potential = misses.scatter(Z, uniform) - hits.scatter(Z, uniform)  # eqs. 18-19
     vals, Phi = np.linalg.eigh(potential)
     order = np.argsort(-vals, kind="stable")
@@ -243,13 +251,18 @@ class _Boosting(LinearMetric):
     def _boost_limit(self) -> int | None:
         return self.max_boost_iter
 
+    def _order_rule(self) -> SetRule | None:
+        """The sets that order the final components (eqs. 18-19); None: the method's own."""
+        return None
+
     def _learn_components(self, X, y):
         rule = self._rule()
         rule.check(y)
         Xc = X - X.mean(axis=0)
         span = training_span(Xc)
         result = boost(Xc if span is None else Xc @ span, y, rule, float(self.lam),
-                       self.base_max_iter, float(self.base_tol), self._boost_limit())
+                       self.base_max_iter, float(self.base_tol), self._boost_limit(),
+                       self._order_rule())
         lift = (lambda A: A) if span is None else (lambda A: span @ A)
         self.bases_ = [lift(B) for B in result.bases]
         self.alphas_ = list(result.alphas)
@@ -423,6 +436,10 @@ class BoostMDMG(_Boosting):
         sum_i ||x_i - x_{i;mu_neighbor}||^2 under the current metric.
     mu_neighbor : int, default=7
         Neighbour rank of Table 2's mu (7).
+    order : {"gaussian", "nearest"}, default="gaussian"
+        Hit and miss sets whose scatters order the final components by discriminatory
+        potential (eqs. 18-19): the Gaussian-weighted ones the method learns with, or the
+        nearest hit and nearest miss of eq. 2 (under M_T). The metric M_T is the same.
     lam : float, default=1e-08
         Ridge of section 3.2: the hit scatter X L_C X^T + lam sigma_1 I in the generalised
         eigenproblem (Table 2: 1e-8); > 0.
@@ -458,10 +475,11 @@ class BoostMDMG(_Boosting):
 
     _parameter_constraints = {**GAUSSIAN, **BOOSTING}
 
-    def __init__(self, mu=None, mu_neighbor=7, lam=1e-8, base_max_iter=10, base_tol=1e-3,
-                 max_boost_iter=None):
+    def __init__(self, mu=None, mu_neighbor=7, order="gaussian", lam=1e-8, base_max_iter=10,
+                 base_tol=1e-3, max_boost_iter=None):
         self.mu = mu
         self.mu_neighbor = mu_neighbor
+        self.order = order
         self.lam = lam
         self.base_max_iter = base_max_iter
         self.base_tol = base_tol
@@ -474,6 +492,9 @@ class BoostMDMG(_Boosting):
 
     def _rule(self):
         return SetRule("gaussian", mu=self.mu, mu_neighbor=self.mu_neighbor)
+
+    def _order_rule(self):
+        return SetRule("nearest", 1, 1) if self.order == "nearest" else None
 
 
 @register("i_mfa")
@@ -542,6 +563,10 @@ class GIRelief(BoostMDMG):
         sum_i ||x_i - x_{i;mu_neighbor}||^2 under the current metric.
     mu_neighbor : int, default=7
         Neighbour rank of Table 2's mu (7).
+    order : {"gaussian", "nearest"}, default="gaussian"
+        Hit and miss sets whose scatters order the final components by discriminatory
+        potential (eqs. 18-19): the Gaussian-weighted ones the method learns with, or the
+        nearest hit and nearest miss of eq. 2 (under M_T). The metric M_T is the same.
     lam : float, default=1e-08
         Ridge of section 3.2: the hit scatter X L_C X^T + lam sigma_1 I in the generalised
         eigenproblem (Table 2: 1e-8); > 0.
@@ -575,9 +600,11 @@ class GIRelief(BoostMDMG):
     _parameter_constraints = {key: value for key, value in BoostMDMG._parameter_constraints.items()
                               if key != "max_boost_iter"}
 
-    def __init__(self, mu=None, mu_neighbor=7, lam=1e-8, base_max_iter=10, base_tol=1e-3):
+    def __init__(self, mu=None, mu_neighbor=7, order="gaussian", lam=1e-8, base_max_iter=10,
+                 base_tol=1e-3):
         self.mu = mu
         self.mu_neighbor = mu_neighbor
+        self.order = order
         self.lam = lam
         self.base_max_iter = base_max_iter
         self.base_tol = base_tol

@@ -115,20 +115,33 @@ def higher_on_every_dataset(parents, splits, ks, method: str, reference: str, me
 def rank_at_most(parents, splits, ks, method: str, rank: int, share: float,
                  metric: str | None = None) -> Verdict:
     """`method` ranks `rank` or better (1 = best, ties share the better rank) by `metric`
-    (default: the first k's accuracy) on at least `share` of the data sets it ran on."""
+    (default: the first k's accuracy) on at least `share` of the data sets it ran on. The
+    evidence also counts the data sets with ties broken against `method` (every method with an
+    equal value ahead of it) and names the methods it ties with: a boosted metric that stops
+    after one round is its one-iteration counterpart, and shares its rank."""
     labels = _labels(parents, method)
     metric = metric or voc.accuracy(ks[0])
     if not labels or voc.mean(metric) not in parents:
         return Verdict(NOT_TESTABLE, f"needs {metric} of {method}")
     values = tables.values(parents, voc.mean(metric))
     ranks = values.rank(axis=1, ascending=False, method="min")
+    against = values.rank(axis=1, ascending=False, method="max")
     parts, held = [], True
     for m in labels:
         ran = ranks[m].dropna()
         good = int((ran <= rank).sum())
         held &= good >= share * len(ran)
-        parts.append(f"{m}: rank <= {rank} on {good} of {len(ran)} data sets "
-                     f"({values.shape[1]} methods)")
+        text = (f"{m}: rank <= {rank} on {good} of {len(ran)} data sets "
+                f"({int(values.notna().any().sum())} methods with {metric})")
+        ties = {ds: [o for o in values.columns if o != m and values.at[ds, o] == values.at[ds, m]]
+                for ds in ran.index}
+        ties = {ds: others for ds, others in ties.items() if others}
+        if ties:
+            broken = int((against[m].dropna() <= rank).sum())
+            named = "; ".join(f"{ds} with {', '.join(others)}" for ds, others in ties.items())
+            text += (f", on {broken} with ties broken against it (tied on {len(ties)}: "
+                     f"{named})")
+        parts.append(text)
     return Verdict(HELD if held else NOT_HELD, "; ".join(parts))
 
 

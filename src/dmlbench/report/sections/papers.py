@@ -13,9 +13,12 @@ def paper_tables(ctx: Context) -> Section | None:
     if not specs:
         return None
     sec = Section("papers", "Beside the papers",
-                  "Our numbers next to the published ones. A cell reproduces when our mean lies "
-                  "within the published standard error of the paper's value (or the stated "
-                  "tolerance where the paper prints none); the difference is ours - paper.")
+                  "Our numbers next to the published ones; the difference is ours - paper. A "
+                  f"cell reproduces when the difference is at most {papers.Z_DIFFERENCE:g} "
+                  "standard errors of the difference, sqrt(paper s.e.^2 + our s.e.^2) with our "
+                  "s.e. = sd / sqrt(splits) (or the stated tolerance where the paper prints no "
+                  "error); 'within published s.e.' is the old criterion, the paper's standard "
+                  "error alone.")
     for i, (spec, title, frame) in enumerate(papers.compared(ctx)):
         sec.note(papers.summary(frame, title))
         if frame.empty:
@@ -26,9 +29,10 @@ def paper_tables(ctx: Context) -> Section | None:
                                        for r, e in zip(frame["run_id"], frame["experiment_id"])]})
         shown = frame.drop(columns=["run_id", "experiment_id"])
         text = shown.copy()
-        for column in ("paper", "paper ±", "ours", "ours ±", "difference"):
+        for column in ("paper", "paper ±", "ours", "ours ±", "difference", "s.e. of difference"):
             text[column] = shown[column].map(lambda v: "–" if pd.isna(v) else f"{v:.2f}")
-        text["reproduced"] = shown["reproduced"].map({True: "yes", False: "no"}).fillna("–")
+        for column in ("reproduced", "within published s.e."):
+            text[column] = shown[column].map({True: "yes", False: "no"}).fillna("–")
         best = pd.DataFrame({"reproduced": shown["reproduced"].fillna(False).astype(bool)})
         files = export_table(ctx, shown, f"paper_{i}_{spec['table']}")
         text, same = _compact(text)
