@@ -172,6 +172,9 @@ def test_without_tuning_the_job_identity_is_unchanged(tmp_path, toy):
     tuned_spec = plan.job_spec(tuned, "toy-tune", "lmnn", [0])
     assert tuned_spec["tuning"]["space"] == search_spaces.SPACES["lmnn"]
     assert tuned_spec["parent_key"] != spec["parent_key"]
+    # the time limit of a tuned job covers its 1 + folds x candidates fits per split
+    first = plan.jobs(cfg)[0]
+    assert plan.job_resources(tuned, first)["runtime"] > plan.job_resources(cfg, first)["runtime"]
 
 
 @pytest.mark.parametrize("extra, key", [
