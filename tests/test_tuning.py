@@ -75,6 +75,8 @@ def test_a_larger_grid_is_sampled_reproducibly_and_in_declared_order():
     assert drawn == search_spaces.candidates(space, 7, 5)
     flat = [10 * c["a"] + c["b"] for c in drawn]
     assert len(set(flat)) == 7 and flat == sorted(flat)
+    assert drawn[0] == {"a": 0, "b": 0}  # the simplest setting is always among them
+    assert search_spaces.candidates(space, 1, 5) == [{"a": 0, "b": 0}]
 
 
 @pytest.mark.parametrize("space, parameter", [

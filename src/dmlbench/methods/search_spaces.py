@@ -102,14 +102,16 @@ def grid_size(space: dict) -> int:
 
 def candidates(space: dict, budget: int, seed: int) -> list[dict]:
     """The settings the rule tries: the full grid when it has at most `budget` points, else
-    `budget` of them drawn without replacement with `seed`. Both in declared order (first the
-    simplest), which is how ties are broken."""
+    the first point (every parameter at its first, simplest value; mostly the defaults) and
+    `budget - 1` others drawn without replacement with `seed`. Both in declared order, which is
+    how ties are broken."""
     names = list(space)
     size = grid_size(space)
     if size <= budget:
         chosen = range(size)
     else:
-        chosen = np.sort(np.random.default_rng(seed).choice(size, budget, replace=False))
+        drawn = np.random.default_rng(seed).choice(np.arange(1, size), budget - 1, replace=False)
+        chosen = [0, *np.sort(drawn)]
     shape = [len(space[name]) for name in names]
     out = []
     for flat in chosen:
