@@ -221,3 +221,27 @@ def test_the_reality_check_config_is_valid():
     cfg = config.load(root / "config" / "reality-check.yaml")
     assert cfg["tuning"]["budget"] >= 1 and cfg["k"] == [1, 3, 5, 7]
     assert len(cfg["datasets"]) >= 30
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(n for n, s in search_spaces.SPACES.items() if s))
+def test_every_value_of_every_space_fits(name):
+    """Each value of each parameter (the others at their first value) fits and answers the k-NN
+    rule on a small set: a space offers nothing its method cannot run (metric-learn's diagonal
+    MMC, say, which keeps no iteration count)."""
+    X, y = iris()
+    X = X / X.max(axis=0)
+    space = search_spaces.SPACES[name]
+    first = {key: values[0] for key, values in space.items()}
+    base = {"k_select": (1, 3)} if "k_select" in REGISTRY[name].parameter_names() else {}
+    for key, values in space.items():
+        for value in values:
+            params = {**base, **first, key: value, **(
+                {"m": 20} if key != "m" and "m" in space else {})}
+            try:  # a size the data cannot take (5 components of 4 features) is the rule's skip
+                REGISTRY[name].check_data_limits(REGISTRY[name].with_defaults(params), 75, 4, 3)
+            except ParameterError:
+                continue
+            est = make(name, params)
+            acc = tuning.inner_accuracies(est, X[::2], y[::2], X[1::2], y[1::2], [1, 3])
+            assert 0.0 <= acc[3] <= 1.0, (key, value)
