@@ -245,3 +245,15 @@ def test_every_value_of_every_space_fits(name):
             est = make(name, params)
             acc = tuning.inner_accuracies(est, X[::2], y[::2], X[1::2], y[1::2], [1, 3])
             assert 0.0 <= acc[3] <= 1.0, (key, value)
+
+
+def test_a_plug_in_method_is_tuned_over_the_space_its_config_gives(tmp_path, toy):
+    entry = {"class": "sklearn.neighbors:NeighborhoodComponentsAnalysis",
+             "params": {"max_iter": 5}, "search_space": {"n_components": [2, 1]}}
+    cfg = plan.check(toy_config(tmp_path, tuning={"budget": 4}, methods={"nca_sk": entry}))
+    assert plan.job_spec(cfg, "toy-tune", "nca_sk", [0])["tuning"]["space"] == {
+        "n_components": [2, 1]}
+    entry = {**entry, "search_space": {"n_component": [2]}}
+    with pytest.raises(ConfigError) as err:
+        plan.check(toy_config(tmp_path, tuning={}, methods={"nca_sk": entry}))
+    assert err.value.key == "methods.nca_sk.search_space.n_component"
