@@ -29,7 +29,7 @@ from .data import PAPERS, REGISTRY, cache, from_file, generators, lock
 from .data.download import DownloadError
 from .files import check_writable, read_json, write_json
 from .methods import REGISTRY as METHODS
-from .methods import plugins
+from .methods import plugins, search_spaces
 from .records import tracking
 from .run import job, plan, protocols
 
@@ -89,7 +89,22 @@ def _print_table(header, rows, wrap_last=True) -> None:
             print(" " * indent + line)
 
 
+def _spaces() -> None:
+    """Every registered method's search space (`methods.search_spaces`), simplest value first."""
+    rows = []
+    for name, cls in sorted(METHODS.items()):
+        space = search_spaces.space_of(name, cls)
+        values = "; ".join(f"{key}: {', '.join(map(str, v))}" for key, v in space.items())
+        rows.append((name, str(search_spaces.grid_size(space)), values or "(none)"))
+    _print_table(("name", "grid", "search space (first value = simplest)"), rows)
+    print("\nequal tuning (config `tuning`, docs/tuning.md) tries the whole grid when it has at most "
+          "`budget` points, else `budget` drawn with its seed; `search_space:` under a method "
+          "replaces its space")
+
+
 def _methods(args) -> None:
+    if args.spaces:
+        return _spaces()
     rows = [(name, cls.family, cls.kind, ", ".join(sorted(cls.parameter_names())))
             for name, cls in sorted(METHODS.items())]
     _print_table(("name", "family", "kind", "parameters"), rows)
@@ -237,6 +252,8 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_datasets)
 
     s = sub.add_parser("methods", help="list the registered methods")
+    s.add_argument("--spaces", action="store_true",
+                   help="print each method's search space for equal tuning (docs/tuning.md)")
     s.set_defaults(func=_methods)
 
     s = sub.add_parser("check-config", help="validate a benchmark config")

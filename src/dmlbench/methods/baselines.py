@@ -40,7 +40,8 @@ COMPONENTS = [POSITIVE_INT, None]
 def _fit_metric_learn(name: str, learner, X, y, owner=None):
     """Fit a metric-learn learner and return its `components_`; errors name the method. An
     iterative learner's iteration count becomes `owner.n_iter_` (scikit-learn's convention for
-    an estimator with `max_iter`)."""
+    an estimator with `max_iter`), when the learner counts them (metric-learn's diagonal MMC
+    does not)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=FutureWarning)
         warnings.simplefilter("ignore", category=DeprecationWarning)
@@ -48,7 +49,7 @@ def _fit_metric_learn(name: str, learner, X, y, owner=None):
             learner.fit(X, y)
         except (ValueError, IndexError) as err:
             raise ValueError(f"{name} (metric-learn) could not be fitted: {err}") from err
-    if owner is not None:
+    if owner is not None and hasattr(learner, "n_iter_"):
         owner.n_iter_ = int(learner.n_iter_)
     # low-rank RCA takes eigenvectors with np.linalg.eig: real in exact arithmetic, complex dtype
     return np.real(learner.components_)

@@ -145,11 +145,12 @@ def job_key(parent_key: str, split: int) -> str:
 
 def content_hash(record: dict) -> str:
     """sha256 of the record without its volatile parts (`VOLATILE` sections, and the `fit_info`
-    entries whose key ends in `_s`: seconds a method measured itself, e.g. a CV search's time):
-    equal for an identical rerun."""
+    entries whose key ends in `_s`: seconds a method measured itself, e.g. a CV search's time;
+    likewise the `tuning` entry's times): equal for an identical rerun."""
     stable = {k: v for k, v in record.items() if k not in VOLATILE}
-    if "fit_info" in stable:
-        stable["fit_info"] = {k: v for k, v in stable["fit_info"].items() if not k.endswith("_s")}
+    for section in ("fit_info", "tuning"):
+        if section in stable:
+            stable[section] = {k: v for k, v in stable[section].items() if not k.endswith("_s")}
     return voc.digest(stable, None)
 
 

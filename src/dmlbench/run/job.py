@@ -18,7 +18,7 @@ from ..measure.evaluation import PeakMemory, evaluate, stopwatch
 from ..methods import plugins
 from ..methods import registry as method_registry
 from ..methods.hubness_reduced import HubnessReduced
-from . import loo, preprocessing, protocols, resources
+from . import loo, preprocessing, protocols, resources, tuning
 
 
 def method_seed(seed: int, split: int) -> int:
@@ -34,10 +34,11 @@ def method_class(spec: dict) -> type:
     return method_registry.get(spec["method"]["name"])
 
 
-def build_estimator(spec: dict, split: int):
-    """The method of `spec`, with `random_state` set per split when the config leaves it out."""
+def build_estimator(spec: dict, split: int, overrides: dict | None = None):
+    """The method of `spec` (its parameters overridden by `overrides`, e.g. a tuning
+    candidate), with `random_state` set per split when the config leaves it out."""
     m = spec["method"]
-    params = dict(m["params"])
+    params = {**m["params"], **(overrides or {})}
     cls = method_class(spec)
     if "random_state" in cls.parameter_names() and params.get("random_state") is None:
         params["random_state"] = method_seed(spec["seed"], split)
@@ -73,14 +74,16 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
             f"'{dataset.name}' (sha256 differs); delete it and rerun"
         )
     y_train, y_test = dataset.y[split.train], dataset.y[split.test]
-    est, params = build_estimator(spec, index)
     reduction = spec["hubness_reduction"]
-    fit_params: dict = {}
-    if one_pass is not None:
-        est, fit_params = one_pass.estimator(split, reduction)
-    elif reduction is not None:
-        est = HubnessReduced.from_settings(est, reduction)
+
+    def build(overrides=None):
+        est, params = build_estimator(spec, index, overrides)
+        if reduction is not None:
+            est = HubnessReduced.from_settings(est, reduction)
+        return est, params
+
     timings: dict = {}
+    tuned = None
     try:
         with PeakMemory(timings), resources.limit_threads(threads):
             with stopwatch(timings, "preprocess"):
@@ -88,14 +91,34 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
                     one_pass.rows(split) if one_pass is not None else
                     preprocessing.fit_transform_rows(spec["preprocess"], dataset.X, split.train,
                                                      split.test))
-            with stopwatch(timings, "fit"):
-                est.fit(X_train, y_train, **fit_params)
-            est.check_finite()
+            runs = [(None, spec["k"])]
+            if spec.get("tuning"):
+                chosen, tried, tuned = tuning.tune(spec, lambda p: build(p)[0], X_train,
+                                                   y_train, index, spec["k"])
+                runs = [(tried[i], ks) for i, ks in tuning.groups(chosen)]
             kept: dict = {}
-            metrics = evaluate(est, X_test, y_train, y_test, spec["k"], spec["hubness_k"],
-                               timings, progress=progress, k_selection=spec["k_selection"],
-                               train_hubness=spec["train_hubness"],
-                               sweep=spec["dimension_sweep"], neighbours=kept)
+            for run_index, (overrides, ks) in enumerate(runs):
+                first = run_index == 0
+                step = timings if first else {}
+                candidate, candidate_params = build(overrides)
+                fit_params: dict = {}
+                if one_pass is not None and not overrides:  # the pass's view of the method
+                    candidate, fit_params = one_pass.estimator(split, reduction)
+                with stopwatch(step, "fit"):
+                    candidate.fit(X_train, y_train, **fit_params)
+                candidate.check_finite()
+                found = evaluate(candidate, X_test, y_train, y_test, ks, spec["hubness_k"],
+                                 step, progress=progress, k_selection=spec["k_selection"],
+                                 train_hubness=spec["train_hubness"],
+                                 sweep=spec["dimension_sweep"], neighbours=kept if first else None)
+                if first:
+                    est, params, metrics = candidate, candidate_params, found
+                else:  # another winner for these ks: its accuracies; its times add up
+                    metrics.update({key: value for key, value in found.items()
+                                    if key in {voc.accuracy(k) for k in ks} |
+                                    {voc.error(k) for k in ks}})
+                    for key, value in step.items():
+                        timings[key] = timings.get(key, 0.0) + value
     except ValueError as err:
         name, label = spec["dataset"]["name"], spec["dataset"]["label"]
         where = label if name == label else f"{label} ({name})"
@@ -106,6 +129,8 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
     key = records.job_key(spec["parent_key"], index)
     record = records.build(spec, key, dataset, split, pre_info, est, params, metrics, timings,
                            threads)
+    if tuned is not None:
+        record["tuning"] = tuned
     if reduction is not None:
         record["method"]["hubness_reduction"] = {**reduction, "label": est.label}
     plugin = plugin_record(spec)

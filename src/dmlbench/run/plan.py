@@ -22,6 +22,7 @@ from ..data import registry as data_registry
 from ..measure.evaluation import neighbour_depths
 from ..methods import plugins
 from ..methods import registry as method_registry
+from ..methods import search_spaces
 from ..methods.hubness_reduced import HubnessReduced
 from ..methods.parameters import ParameterError
 from . import preprocessing, protocols, resources, sources
@@ -69,6 +70,7 @@ def check(config: dict, config_files=()) -> dict:
         except (TypeError, ValueError) as err:
             raise ConfigError(f"methods.{label}.params", str(err)) from None
         _check_reduction(config, label)
+        _check_tuning(config, label, cls)
     for key, labels in cfg.label_lists(config):
         for ds in labels:
             if ds not in config["datasets"]:
@@ -113,6 +115,42 @@ def _checked_method(config: dict, label: str) -> type:
         raise ConfigError(key, str(err)) from None
     except KeyError as err:
         raise ConfigError(key, err.args[0]) from None
+
+
+def tuning_settings(config: dict, label: str) -> dict | None:
+    """The `tuning` block for method `label` with its search space and seed filled in (what
+    the job needs, `run.tuning`); None without tuning."""
+    block = config.get("tuning")
+    if block is None:
+        return None
+    name = cfg.method_name(config, label)
+    declared = config["methods"][label].get("search_space")
+    cls = method_class(config, label)
+    return {"folds": block["folds"], "budget": block["budget"],
+            "seed": block.get("seed", config["seed"]),
+            "space": search_spaces.space_of(name, cls, declared)}
+
+
+def _check_tuning(config: dict, label: str, cls: type) -> None:
+    """A method's `search_space` (parameters and values its class accepts), and every candidate
+    the rule would try, with the method's `params`, against the declared constraints."""
+    key = f"methods.{label}.search_space"
+    settings = tuning_settings(config, label)
+    if settings is None:
+        if "search_space" in config["methods"][label]:
+            raise ConfigError(key, "a search space needs the top-level `tuning` block")
+        return
+    if config["k_selection"] != "none":
+        raise ConfigError("tuning", "equal tuning chooses the hyperparameters per k; it cannot "
+                          "be combined with k_selection: loo")
+    params = cfg.method_params(config, label)
+    try:
+        search_spaces.check(settings["space"], cls, key)
+        for candidate in search_spaces.candidates(settings["space"], settings["budget"],
+                                                  settings["seed"]):
+            cls.check_parameters({**params, **candidate})
+    except ParameterError as err:
+        raise ConfigError(f"{key}.{err.parameter}", str(err)) from None
 
 
 def _check_reduction(config: dict, label: str) -> None:
@@ -243,6 +281,7 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict
         "drop_classes_below": config["datasets"][dataset].get("drop_classes_below"),
         "dimension_sweep": cfg.dimension_sweep(config, method),
         "hubness_reduction": cfg.hubness_reduction(config, method),
+        "tuning": tuning_settings(config, method),
     }
     spec["parent_key"] = voc.digest(identity(spec))
     return spec
@@ -258,7 +297,7 @@ IDENTITY_KEYS = ("benchmark", "dataset", "protocol", "preprocess", "method", "k"
 #: that adding an option never changes the keys (and results) of configs that do not use it
 IDENTITY_OPTIONS = {key: cfg.default(key) for key in ("dimension_sweep", "k_selection",
                                                       "train_hubness")} | {
-    "hubness_reduction": None}
+    "hubness_reduction": None, "tuning": None}
 
 
 def identity(spec: dict) -> dict:
@@ -318,12 +357,18 @@ def dataset_resources(config: dict, name: str) -> dict:
 
 def job_resources(config: dict, job: Job) -> dict:
     """{threads, mem_mb, runtime} of a workflow job: estimated from the data set's registry size
-    and preprocessing (`dmlbench.run.resources`); the method's config entry overrides each."""
+    and preprocessing (`dmlbench.run.resources`); the method's config entry overrides each.
+    Under `tuning` a split costs up to 1 + folds x candidates fits, and its time limit grows so."""
     spec = dataset_spec(config, job.dataset)
     entry = config["methods"][job.method]
     overrides = {key: entry[key] for key in ("threads", "mem_mb", "runtime") if key in entry}
+    fits = 1
+    settings = tuning_settings(config, job.method)
+    if settings is not None:
+        tried = min(settings["budget"], search_spaces.grid_size(settings["space"]))
+        fits = 1 + settings["folds"] * tried if tried > 1 else 1
     return resources.for_job(spec.n, spec.d, cfg.dataset_preprocess(config, job.dataset),
-                             len(job.splits), overrides)
+                             len(job.splits) * fits, overrides)
 
 
 # --- data-dependent limits, checked before any job
