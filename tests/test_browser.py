@@ -204,6 +204,23 @@ def test_published_default_report_reads_at_1400_px(published, tmp_path):
     assert shot.stat().st_size > 10_000
 
 
+@pytest.mark.parametrize("report", ["shigeto-2017", "abou-moustafa-2017"])
+def test_published_paper_report_reads_at_1400_px(published, tmp_path, report):
+    """A paper's report at 1400 px: the summary first, no horizontal overflow of the page, the
+    leaderboard's first row the best mean rank, no figure taller than two screens."""
+    m = measure(published, f"{report}/index.html", tmp_path)
+    assert m["h2"][0] == "summary", m["h2"]
+    assert m["scrollWidth"] <= m["clientWidth"] + 1, m
+    main = {"summary", "leaderboard", "accuracy", "average-error", "papers"}
+    assert not main & set(m["hiddenColumns"]), m["hiddenColumns"]
+    assert m["figureHeights"] and max(m["figureHeights"]) <= 2000, m["figureHeights"]
+    ranks = [_rank(r) for r in m["leaderboard"]["ranks"]]
+    assert ranks[0] == min(ranks), m["leaderboard"]
+    shot = ARTIFACTS / f"published-{report}.png"
+    render(f"{published}/{report}/index.html", tmp_path, shot, budget_ms=5000)
+    assert shot.stat().st_size > 10_000
+
+
 def test_published_scoreboard_reads_at_1400_px(published, tmp_path):
     """The scoreboard at 1400 px: the verdicts and the list of reports first, no overflow."""
     m = measure(published, "index.html", tmp_path)
