@@ -85,7 +85,8 @@ def finished_jobs(log: str) -> set[str]:
     for line in log.splitlines():
         line = line.strip()
         if line.startswith("output: results/"):
-            output = line.removeprefix("output: ").split(", ")
+            # a run step's record files are update() outputs: "<path> (update)"
+            output = [o.removesuffix(" (update)") for o in line.removeprefix("output: ").split(", ")]
         elif line.startswith("jobid: ") and output is not None:
             outputs[line.removeprefix("jobid: ")] = output
             output = None
