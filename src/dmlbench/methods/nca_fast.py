@@ -434,6 +434,10 @@ class NCAStochasticKD(NCAStochastic):
         self._monitor.count(info["pairs"], info["candidates"])
         return f, g
 
+    def _objective_value(self, A, X, y):
+        """The train score under the same approximation as the steps."""
+        return self._batch_objective(A, X, y, reg=0.0)[0]
+
     def fit_info(self):
         return {**super().fit_info(), "epsilon_max": self.epsilon_max}
 
@@ -568,6 +572,10 @@ class NCACompactSupport(StochasticNCA):
         self._monitor.count(info["pairs"], info["candidates"])
         self._isolated = info["isolated"]
         return f, g
+
+    def _objective_value(self, A, X, y):
+        """f(A) of the compact-support model (counts the isolated points, `_isolated`)."""
+        return self._batch_objective(A, X, y, reg=0.0)[0]
 
     def _class_scores(self, A, X, y, Xq):
         return nca_compact_support.class_scores(A, X, y, Xq, self.classes_.size, self._background,
