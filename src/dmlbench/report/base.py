@@ -308,7 +308,8 @@ def _column_widths(text: pd.DataFrame, is_best: Callable, footer: pd.DataFrame |
     return first + CELL_EXTRA_PX, [w + CELL_EXTRA_PX for w in widths]
 
 
-def column_parts(first: float, widths: list[float], limit: float = TABLE_WIDTH_PX) -> list[list[int]]:
+def column_parts(first: float, widths: list[float],
+                 limit: float = TABLE_WIDTH_PX) -> list[list[int]]:
     """The columns (positions) of each part of a table too wide for `limit` pixels: the fewest
     runs of neighbouring columns, of about equal count, that each fit beside the first column
     (a column too wide for that alone makes a part of its own); one part if the table fits."""
