@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from dmlbench.report import papers
-from dmlbench.report.base import Context, export_table
+from dmlbench.report import base
+from dmlbench.report.base import Context, export_table, html_table
 from dmlbench.report.sections.cost import pareto_front
 
 
@@ -108,6 +109,67 @@ def test_export_table_writes_csv_and_booktabs(tmp_path):
     assert files == {"CSV": "tables/t.csv", "LaTeX": "tables/t.tex"}
     assert "\\toprule" in (tmp_path / "tables/t.tex").read_text()
     assert (tmp_path / "tables/t.csv").read_text().startswith(",x")
+
+
+@pytest.mark.parametrize("text, bold, chromium_px", [
+    ("euclidean", False, 65.19), ("euclidean", True, 73.23), ("99 [93, 99]", False, 74.61),
+    ("keel-movement_libras", True, 166.45), ("CVXPY / N at CVXPY's gap", True, 195.86),
+    ("iiiiii", False, 22.41), ("WWWWWW", True, 88.94)])
+def test_text_width_matches_headless_chromium(text, bold, chromium_px):
+    """Widths at the table font (13.44 px) as headless Chromium 13x on Debian laid them out
+    (DejaVu Sans, `getBoundingClientRect` of a nowrap span), to 0.1 px."""
+    assert base.text_width(text, bold=bold) == pytest.approx(chromium_px, abs=0.1)
+
+
+def test_column_parts_fewest_runs_of_about_equal_count_that_fit():
+    assert base.column_parts(100, [50] * 4, limit=400) == [[0, 1, 2, 3]]
+    # 10 columns of 100 beside 100: 1100 px; at most 4 fit beside the first column in 500 px
+    assert base.column_parts(100, [100] * 10, limit=500) == [[0, 1, 2, 3], [4, 5, 6],
+                                                             [7, 8, 9]]
+    # a column too wide beside the first gets a part of its own
+    assert base.column_parts(100, [50, 900, 50], limit=500) == [[0], [1], [2]]
+    assert base.column_parts(100, [], limit=500) == [[]]
+
+
+def test_a_table_wider_than_the_page_is_cut_into_parts_that_fit():
+    """A 40-column table: several tables, each with every row, the first column and its run of
+    the others in order, best cells, links and footer kept, each estimated narrower than the
+    page; headers may break after an underscore."""
+    columns = [f"data_set-{i:02d}" for i in range(40)]
+    text = pd.DataFrame([[f"{90 + i / 10:.2f} ± 1.00" for i in range(40)] for _ in range(3)],
+                        index=pd.Index(["a", "b", "c"], name="method"), columns=columns)
+    best = pd.DataFrame(False, index=text.index, columns=columns)
+    best.loc["b", "data_set-33"] = True
+    links = pd.DataFrame("records/x.json.gz", index=text.index, columns=columns)
+    footer = pd.DataFrame([["1"] * 40], index=["data sets"], columns=columns)
+    out = html_table(text, best, links, footer=footer, swatches={"a": "#000000"})
+    parts = out.split("<div class='table-wrap'>")[1:]
+    assert len(parts) > 1
+    shown = [re.findall(r"<th>(data_<wbr>set-\d+)</th>", p) for p in parts]
+    assert [c.replace("<wbr>", "") for part in shown for c in part] == columns
+    for part, cols in zip(parts, shown):
+        assert part.count("<tr>") == 1 + 3 + 1 and "<th>method</th>" in part
+        assert "<tfoot><tr><th>data sets</th>" in part
+        assert part.count("<a class='run'") == 3 * len(cols)
+        first, widths = base._column_widths(text[[c.replace("<wbr>", "") for c in cols]],
+                                            lambda i, c: False, footer, {"a": "#000000"})
+        assert first + sum(widths) <= base.TABLE_WIDTH_PX
+    assert sum(p.count("class='best'") for p in parts) == 1
+    narrow = html_table(text.iloc[:, :3])
+    assert narrow.count("table-wrap") == 1 and narrow.count("<td>") == 9
+
+
+def test_chosen_m_is_shown_per_k_with_the_papers_m_opt():
+    from dmlbench.report.sections.local_metrics import chosen_m_per_k
+
+    chosen = pd.DataFrame({"rmvem k=1": ["6 [5, 11]"], "rmle k=1": ["8 [5, 9]"],
+                           "rmvem k=11": ["7 [7, 7]"], "paper m_opt k=1": ["7"],
+                           "paper m_opt k=11": ["9"]}, index=pd.Index(["wine"], name="dataset"))
+    parts = chosen_m_per_k(chosen, [1, 3, 11])
+    assert list(parts) == [1, 11]
+    assert list(parts[1].columns) == ["rmvem", "rmle", "paper m_opt"]
+    assert list(parts[11].columns) == ["rmvem", "paper m_opt"]
+    assert parts[11].loc["wine", "paper m_opt"] == "9" and parts[1].index.name == "dataset"
 
 
 def test_hubness_reduction_section_pairs_each_reduction_with_its_method(tmp_path):
