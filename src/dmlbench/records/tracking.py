@@ -267,17 +267,51 @@ def _batches(metrics: list, params: list, tags: list):
         yield batch["metrics"], batch["params"], batch["tags"]
 
 
+@dataclass
+class RunContent:
+    """What one run holds in MLflow, in the form the store keeps it: finite metrics (one value,
+    step 0), metric histories as (step, value) pairs of their finite values, params and tags as
+    text cut to MLflow's lengths. `ingest` logs it; `report.runs.RecordRuns` reads records
+    through it, so a report from the records shows what one from MLflow would."""
+
+    metrics: dict[str, float]
+    params: dict[str, str]
+    tags: dict[str, str]
+    histories: dict[str, list[tuple[int, float]]]
+
+    @classmethod
+    def of(cls, metrics: dict, params: dict | None = None, tags: dict | None = None,
+           histories: dict | None = None) -> "RunContent":
+        return cls(
+            metrics={k: float(v) for k, v in sorted(metrics.items())
+                     if v is not None and np.isfinite(v)},
+            params={k: str(v)[:6000] for k, v in sorted((params or {}).items())},
+            tags={k: str(v)[:5000] for k, v in sorted((tags or {}).items())},
+            histories={k: [(step, float(v)) for step, v in enumerate(values) if np.isfinite(v)]
+                       for k, values in sorted((histories or {}).items())})
+
+    def latest(self) -> dict[str, float]:
+        """The value MLflow shows per metric (its `latest_metrics`): the scalar metrics and
+        each history's value at its highest step."""
+        out = dict(self.metrics)
+        out.update({k: points[-1][1] for k, points in self.histories.items() if points})
+        return out
+
+
 def _log(mlclient, run_id: str, metrics: dict, params: dict | None = None,
          tags: dict | None = None, histories: dict | None = None):
+    _log_content(mlclient, run_id, RunContent.of(metrics, params, tags, histories))
+
+
+def _log_content(mlclient, run_id: str, content: RunContent) -> None:
     from mlflow.entities import Metric, Param, RunTag
 
     now = int(time.time() * 1000)
-    metric_list = [Metric(k, float(v), now, 0) for k, v in sorted(metrics.items())
-                   if v is not None and np.isfinite(v)]
-    metric_list += [Metric(k, float(v), now, step) for k, values in sorted((histories or {}).items())
-                    for step, v in enumerate(values) if np.isfinite(v)]
-    param_list = [Param(k, str(v)[:6000]) for k, v in sorted((params or {}).items())]
-    tag_list = [RunTag(k, str(v)[:5000]) for k, v in sorted((tags or {}).items())]
+    metric_list = [Metric(k, v, now, 0) for k, v in content.metrics.items()]
+    metric_list += [Metric(k, v, now, step) for k, points in content.histories.items()
+                    for step, v in points]
+    param_list = [Param(k, v) for k, v in content.params.items()]
+    tag_list = [RunTag(k, v) for k, v in content.tags.items()]
     for metrics_now, params_now, tags_now in _batches(metric_list, param_list, tag_list):
         mlclient.log_batch(run_id, metrics=metrics_now, params=params_now, tags=tags_now)
 
@@ -343,15 +377,33 @@ def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str
     return mlclient.create_run(exp_id, tags=tags, run_name=name).info.run_id
 
 
+def split_content(record: dict, digest: str | None = None) -> RunContent:
+    """A split run's metrics, fit info, curves, params and tags, with its content hash
+    (`split_digest`, computed unless given)."""
+    fit_metrics, fit_histories, fit_tags = fit_info_entries(record["fit_info"])
+    tags = {**_tags(record, voc.RunKind.SPLIT), **fit_tags, HASH: digest or split_digest(record),
+            voc.Tag.SPLIT: record["split"]["index"]}
+    curves = {voc.curve(k): v for k, v in record.get("curves", {}).items()}
+    return RunContent.of({**split_metrics(record), **fit_metrics}, _flat_params(record), tags,
+                         {**fit_histories, **curves})
+
+
+def parent_content(group: list[dict]) -> RunContent:
+    """A parent run's aggregation over its split records (`group`, in split order)."""
+    first = group[0]
+    return RunContent.of(summary(group), _flat_params(first), _tags(first, voc.RunKind.PARENT),
+                         mean_curves(group))
+
+
+def split_digest(record: dict) -> str:
+    """The content hash a split run is tagged with (`LAYOUT_VERSION` first)."""
+    return f"{LAYOUT_VERSION}:{records.content_hash(record)}"
+
+
 def _write_child(mlclient, run_id: str, record: dict, digest: str, folder: Path) -> None:
     """Log a split record into its run (metrics, fit info, curves, the record and its arrays as
     artifacts), FINISHED last; `folder` holds the record file (arrays are named relative to it)."""
-    fit_metrics, fit_histories, fit_tags = fit_info_entries(record["fit_info"])
-    tags = {**_tags(record, voc.RunKind.SPLIT), **fit_tags, HASH: digest,
-            voc.Tag.SPLIT: record["split"]["index"]}
-    curves = {voc.curve(k): v for k, v in record.get("curves", {}).items()}
-    _log(mlclient, run_id, {**split_metrics(record), **fit_metrics},
-         _flat_params(record), tags, {**fit_histories, **curves})
+    _log_content(mlclient, run_id, split_content(record, digest))
     _log_record_artifact(mlclient, run_id, record)
     if "arrays" in record:
         _log_arrays_artifact(mlclient, run_id, folder, record["arrays"])
@@ -518,41 +570,44 @@ class _Ingest:
 
     def parent(self, parent_key: str, group: list[dict]) -> str:
         """The parent run of one (data set, method, parameters): its splits' aggregation."""
-        first = group[0]
-        stats, curves = summary(group), mean_curves(group)
+        content = parent_content(group)
         run = self.known.get(parent_key)
         run_id = run.info.run_id if run else _start(self.mlclient, self.exp_id, parent_key,
-                                                    voc.RunKind.PARENT, _run_name(first))
+                                                    voc.RunKind.PARENT, _run_name(group[0]))
         stale = run is None or run.info.status != "FINISHED" or any(
-            run.data.metrics.get(k) != v for k, v in stats.items()) or any(
-            k not in run.data.metrics for k in curves)
+            run.data.metrics.get(k) != v for k, v in content.metrics.items()) or any(
+            k not in run.data.metrics for k in content.histories)
         if not stale:
             return run_id
 
         def write(rid):
-            _log(self.mlclient, rid, stats, _flat_params(first), _tags(first, voc.RunKind.PARENT),
-                 histories=curves)
+            _log_content(self.mlclient, rid, content)
             self.mlclient.set_terminated(rid)
 
         return _write(self.mlclient, self.exp_id, parent_key, run_id, write)
 
     def split(self, record: dict, parent_id: str, folder: Path) -> str:
-        digest = f"{LAYOUT_VERSION}:{records.content_hash(record)}"
+        digest = split_digest(record)
         name = f"{_run_name(record)} / split {record['split']['index']}"
         return self.run_for(record["job_key"], digest, voc.RunKind.SPLIT, name,
                             lambda rid: _write_child(self.mlclient, rid, record, digest, folder),
                             parent_id)
 
     def tracked(self, tracked: TrackedRun) -> str:
-        digest = tracked.content_digest
-        metrics = {k: v for k, v in tracked.result.items() if is_number(v)}
-        tags = {KIND: tracked.kind, HASH: digest, **tracked.tags}
+        content = tracked_content(tracked)
 
         def write(rid):
-            _log(self.mlclient, rid, metrics, tracked.params, tags)
+            _log_content(self.mlclient, rid, content)
             self.mlclient.set_terminated(rid)
 
-        return self.run_for(tracked.key, digest, tracked.kind, tracked.name, write)
+        return self.run_for(tracked.key, tracked.content_digest, tracked.kind, tracked.name, write)
+
+
+def tracked_content(tracked: TrackedRun) -> RunContent:
+    """The run of a study document's `TrackedRun`: its numbers as metrics, its params and tags."""
+    metrics = {k: v for k, v in tracked.result.items() if is_number(v)}
+    return RunContent.of(metrics, tracked.params,
+                         {KIND: tracked.kind, HASH: tracked.content_digest, **tracked.tags})
 
 
 def _run_name(record: dict) -> str:
