@@ -11,6 +11,7 @@ raises the first error, so a report is never written with a figure missing.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.forkserver
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -80,9 +81,7 @@ class Renderer:
             return
         self.pool.shutdown(cancel_futures=True)
         self.pool = None
-        from multiprocessing import forkserver
-
-        forkserver._forkserver._stop()  # the next pool starts a new one
+        multiprocessing.forkserver._forkserver._stop()  # the next pool starts a new one
 
     def __enter__(self) -> Renderer:
         return self

@@ -16,6 +16,10 @@ from .. import records
 from .. import vocabulary as voc
 from ..records import tracking
 
+# mlflow is imported inside the functions that query the store, not here: its import takes
+# seconds, and a report read from the record files (the workflow's, `report --records`) never
+# needs it.
+
 
 class MlflowRuns:
     """The runs of MLflow experiment `experiment` (the store of `tracking.tracking_uri()`)."""
@@ -34,7 +38,8 @@ class MlflowRuns:
                              "(or `dmlbench ingest`) first")
         parents, splits = select(parents, _search(self.experiment, voc.RunKind.SPLIT),
                                  parent_keys)
-        self._artifact_uris.update(zip(splits["run_id"], splits["artifact_uri"]))
+        for frame in (parents, splits):
+            self._artifact_uris.update(zip(frame["run_id"], frame["artifact_uri"]))
         return parents, splits
 
     def load_config(self, run_id: str | None = None) -> dict | None:
@@ -46,7 +51,16 @@ class MlflowRuns:
         return load_kind(self.experiment, kind)
 
     def curves(self, run_ids, name: str) -> dict[str, list[float]]:
-        return curves(run_ids, name)
+        """{run id: its curve `name`} of the runs (of a `load`) that have it: a metric history
+        (`curves`), or an N_k histogram from the run's artifact `voc.HISTOGRAMS_ARTIFACT`."""
+        if not voc.is_histogram(name):
+            return curves(run_ids, name)
+        out = {}
+        for run_id in dict.fromkeys(run_ids):
+            values = histograms(self._artifact_uris[run_id]).get(name)
+            if values:
+                out[run_id] = [v for v in values if np.isfinite(v)]
+        return out
 
     def split_arrays(self, run_id: str) -> dict | None:
         """The arrays a split run of the last `load` kept (`split_arrays`)."""
@@ -119,11 +133,12 @@ class RecordRuns:
         return tidy_kind(self._frame(list(unique.items()), kind))
 
     def curves(self, run_ids, name: str) -> dict[str, list[float]]:
+        """{run id: its curve `name`} of the runs that have it (`MlflowRuns.curves`)."""
         out = {}
         for run_id in dict.fromkeys(run_ids):
-            points = self._contents[run_id].histories.get(name)
-            if points:
-                out[run_id] = [v for _, v in points]
+            values = self._contents[run_id].curve(name)
+            if values:
+                out[run_id] = values
         return out
 
     def split_arrays(self, run_id: str) -> dict | None:
@@ -184,6 +199,18 @@ def select(parents: pd.DataFrame, splits: pd.DataFrame,
                    .drop_duplicates(["dataset", "method"], keep="last"))
     splits = splits[splits["parent_key"].isin(parents["parent_key"])]
     return parents.reset_index(drop=True), splits.reset_index(drop=True)
+
+
+def histograms(artifact_uri: str) -> dict[str, list[float]]:
+    """The N_k histograms of a run (its artifact `voc.HISTOGRAMS_ARTIFACT`: {curve name:
+    counts}); {} when it has none."""
+    import mlflow
+
+    names = {a.path.rsplit("/", 1)[-1]
+             for a in mlflow.artifacts.list_artifacts(artifact_uri=artifact_uri)}
+    if voc.HISTOGRAMS_ARTIFACT not in names:
+        return {}
+    return mlflow.artifacts.load_dict(f"{artifact_uri.rstrip('/')}/{voc.HISTOGRAMS_ARTIFACT}")
 
 
 def split_arrays(artifact_uri: str) -> dict | None:

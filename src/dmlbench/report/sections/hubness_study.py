@@ -5,7 +5,8 @@ against skewness; and training time in the layout of Table 4 with the speed-up o
 over the fastest of LMNN, ITML and DML-eig on each data set.
 
 Everything comes from the runs (`Context.runs`): parent-run means, split-run metrics (`fit.refit_s`) and the
-split runs' metric histories `curve.nk_hist_n<k>` (the N_k histogram written by `evaluate`).
+split runs' N_k histograms `curve.nk_hist_n<k>` (written by `evaluate`; in MLflow the runs' artifact
+`histograms.json`).
 """
 
 from __future__ import annotations
