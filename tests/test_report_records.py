@@ -97,6 +97,11 @@ def test_records_give_the_runs_an_mlflow_store_of_them_gives(both):
     for ours, stored in zip(mine, theirs):
         assert len(ours) == len(stored) > 0
         pd.testing.assert_frame_equal(_comparable(ours), _comparable(stored), check_exact=True)
+    # rows in MLflow's order too (newest first): a section taking the first of several rows
+    # (e.g. the label of a registered method) takes the same one
+    assert list(mine[0]["parent_key"]) == list(theirs[0]["parent_key"])
+    assert [(r.parent_key, r.n_test, r.accuracy_k1) for r in mine[1].itertuples()] == \
+        [(r.parent_key, r.n_test, r.accuracy_k1) for r in theirs[1].itertuples()]
     parents, splits = mine
     assert {voc.mean(voc.accuracy(1)), "fit.n_iter"} <= set(splits) | set(parents)
     assert parents["hubness_reduction"].notna().sum() == 1

@@ -73,7 +73,9 @@ class RecordRuns:
     them); `tracked`: the study documents' runs (`studies.tracked_runs`); `config`: the
     benchmark config (what `load_config` returns); `experiment` (default: the records'
     benchmark) and `experiment_id`, which the page names. Run ids are the runs' keys (a
-    split's job key, a parent key); start times follow the order of the files."""
+    split's job key, a parent key); start times follow the order in which an ingest creates
+    the runs, so rows come in the order `mlflow.search_runs` gives them (a section that takes
+    the first of several rows sees the same one)."""
 
     def __init__(self, record_paths, tracked=(), config: dict | None = None,
                  experiment: str | None = None, experiment_id: str | None = None):
@@ -96,9 +98,13 @@ class RecordRuns:
             groups.setdefault(record["parent_key"], []).append(record)
         for group in groups.values():
             group.sort(key=lambda r: r["split"]["index"])
+        self._groups = groups
         self._contents: dict[str, tracking.RunContent] = {}
-        parents = [(key, tracking.parent_content(group)) for key, group in groups.items()]
-        splits = [(r["job_key"], tracking.split_content(r)) for r in by_key.values()]
+        # in the order an ingest creates the runs (parent keys sorted, each parent's splits in
+        # split order), which `_frame` turns, as MLflow does, newest first
+        parents = [(key, tracking.parent_content(group)) for key, group in sorted(groups.items())]
+        splits = [(r["job_key"], tracking.split_content(r))
+                  for _, group in sorted(groups.items()) for r in group]
         self._contents.update(parents)
         self._contents.update(splits)
         self._parents = self._frame(parents, voc.RunKind.PARENT)
@@ -119,10 +125,12 @@ class RecordRuns:
         return _search_frame(rows[::-1])
 
     def load(self, parent_keys: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """(parents, splits): see `select`."""
+        """(parents, splits): see `select`; all of them without `parent_keys` (the records
+        are what is to be reported)."""
         if self._parents.empty:
             raise ValueError("the records hold no split records to report")
-        return select(self._parents, self._splits, parent_keys)
+        return select(self._parents, self._splits,
+                      list(self._groups) if parent_keys is None else parent_keys)
 
     def load_config(self, run_id: str | None = None) -> dict | None:
         return self.config
