@@ -90,9 +90,12 @@ def test_report_names_failed_checks(monkeypatch, tmp_path):
              "reference_failures": 0.0, "check_passed": 1.0, "newton_gap_max": 1e-8,
              "newton_rel_logdet_diff_max": 1e-12, "rel_logdet_diff_max": 1e-12,
              "newton_speed_ratio": 500.0, "start_time": 2}]
-    monkeypatch.setattr(report_local.runs, "load_kind", lambda experiment, kind: pd.DataFrame(rows))
+    class Runs:
+        def load_kind(self, kind):
+            return pd.DataFrame(rows)
+
     ctx = Context(parents=pd.DataFrame(), splits=pd.DataFrame(), out_dir=tmp_path, hubness_k=10, ks=[1],
-                  experiment="x")
+                  experiment="x", runs=Runs())
     section = report_local.mvce_check(ctx)
     notes = [b["text"] for b in section.blocks if b["kind"] == "note"]
     agreement, cost = [b for b in section.blocks if b["kind"] == "table"]

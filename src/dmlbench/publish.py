@@ -5,7 +5,7 @@ workflow's `publish` step, `records/` (every record file of the run and study do
 compact gzip-compressed JSON `<name>.json.gz`, and the arrays files the records name),
 `config.json` (the checked config, `records.public.public_config`: no local paths) and `records/manifest.json`
 (format 2: each file under `records/` and `config.json` with its sha256). `rebuild` makes the
-report again from those files alone, through a temporary MLflow store, without refitting
+report again from those files alone, read as they are (no MLflow store), without refitting
 anything: a reader can check every number without running the benchmark.
 
 `verified_files` refuses, naming the file, a folder that is not exactly what its manifest says:
@@ -21,14 +21,11 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import zlib
-from contextlib import contextmanager
 from pathlib import Path
 
 from . import records, report, studies
 from .files import atomic_path, read_json, write_json, write_json_gz
-from .records import tracking
 from .records.public import public_config
 
 MANIFEST = "manifest.json"
@@ -139,21 +136,6 @@ def _reason(err: Exception) -> str:
     return str(err) or type(err).__name__
 
 
-@contextmanager
-def temporary_tracking_store():
-    """MLFLOW_TRACKING_URI pointing at a fresh SQLite store for the duration of the block."""
-    previous = os.environ.get("MLFLOW_TRACKING_URI")
-    with tempfile.TemporaryDirectory(prefix="dmlbench-rebuild-") as tmp:
-        os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{Path(tmp) / 'mlruns.db'}"
-        try:
-            yield
-        finally:
-            if previous is None:
-                os.environ.pop("MLFLOW_TRACKING_URI", None)
-            else:
-                os.environ["MLFLOW_TRACKING_URI"] = previous
-
-
 def record_links(records_dir: str | Path, out_dir: str | Path) -> dict[str, str]:
     """{parent key: path of its first record file, relative to `out_dir`} of a published
     records folder (the manifest's records): where a report's (data set, method) cells link."""
@@ -169,17 +151,19 @@ def record_links(records_dir: str | Path, out_dir: str | Path) -> dict[str, str]
 
 
 def rebuild(records_dir: str | Path, out_dir: str | Path, progress: bool = False,
-            workers: int | None = None) -> Path:
+            workers: int | None = None, tracked_summary: dict | None = None) -> Path:
     """The report of a published records folder, built again into `out_dir` from the records
-    alone (temporary MLflow store; nothing is refitted), its cells linking to the record files.
-    Returns the new index.html."""
+    alone (read as they are, `report.runs.RecordRuns`: no MLflow store; nothing is refitted),
+    its cells linking to the record files. Returns the new index.html. `tracked_summary`: the
+    track step's summary of the same records (`tracking.ingest`, its tracking.json), whose
+    MLflow experiment the page then names and links."""
     record_paths, documents, config = verified_files(records_dir)
     tracked = [run for path in documents for run in studies.tracked_runs(read_json(path))]
     links = record_links(records_dir, out_dir)
-    with temporary_tracking_store():
-        summary = tracking.ingest(record_paths, config=config, tracked=tracked,
-                                  progress=progress)
-        return report.build(summary["experiment"], out_dir, parent_keys=list(summary["parents"]),
-                            manifest=Path(records_dir) / MANIFEST,
-                            config_run_id=summary.get("config_run_id"), record_links=links,
-                            mlflow_link=False, workers=workers, progress=progress)
+    summary = tracked_summary or {}
+    source = report.runs.RecordRuns(record_paths, tracked, config,
+                                    experiment=summary.get("experiment"),
+                                    experiment_id=summary.get("experiment_id"))
+    return report.build(source, out_dir, manifest=Path(records_dir) / MANIFEST,
+                        record_links=links, mlflow_link=tracked_summary is not None,
+                        workers=workers, progress=progress)

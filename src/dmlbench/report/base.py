@@ -78,6 +78,9 @@ class Context:
     experiment: str = ""
     record_links: dict[str, str] | None = None
     renderer: object | None = None
+    #: where the runs' curves, arrays and other kinds of runs are read (`runs.MlflowRuns`,
+    #: `runs.RecordRuns`)
+    runs: object | None = None
     mlflow_ui: str = field(default_factory=lambda: os.environ.get(
         "DMLBENCH_MLFLOW_UI", "http://127.0.0.1:5000"))
     figures_written: set = field(default_factory=set, repr=False)

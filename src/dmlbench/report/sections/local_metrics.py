@@ -11,7 +11,7 @@ import seaborn as sns
 
 from ... import vocabulary as voc
 from ...measure import statistics
-from .. import palette, papers, runs, tables
+from .. import palette, papers, tables
 from ..base import Context, Section, export_table, html_table
 
 REFERENCES = ("rmvem", "minivenn")
@@ -25,7 +25,7 @@ AGREEMENT = ("check", "d", "m", "r", "problems", "CVXPY failed", "rel. Δ log de
 def mvce_check(ctx: Context) -> Section | None:
     """Agreement and speed of the MVCE solvers against the CVXPY reference (the
     `mvce_validation` runs of the experiment), with the failed checks named."""
-    frame = runs.load_kind(ctx.experiment, voc.RunKind.MVCE_VALIDATION) if ctx.experiment else pd.DataFrame()
+    frame = ctx.runs.load_kind(voc.RunKind.MVCE_VALIDATION) if ctx.runs else pd.DataFrame()
     if frame.empty:
         return None
     frame = (frame.sort_values("start_time").drop_duplicates(["dataset", "m"], keep="last")
