@@ -26,7 +26,7 @@ def section(ctx: Context) -> Section | None:
                   "compares the method with the reference and with the method of the best mean "
                   "rank at that k, on the data sets where both have fold-level accuracies; "
                   "the mean rank beside them is the Friedman / Nemenyi one (complete data sets "
-                  "only). Sampled in numpy (Gibbs, 20 chains x 1000 draws per comparison), "
+                  "only). Sampled by our Gibbs sampler (20 chains x 2000 draws per comparison), "
                   "checked against baycomp's Stan model.")
     for k in ctx.ks:
         future = hierarchical.results(ctx, k)
