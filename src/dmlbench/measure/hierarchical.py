@@ -6,8 +6,9 @@ Corani, Benavoli, Demsar, Mangili & Zaffalon, "Statistical comparison of classif
 Bayesian hierarchical modelling", Machine Learning 106 (2017) 1817-1837, section 3; the
 tutorial of Benavoli, Corani, Demsar & Zaffalon, "Time for a change", JMLR 18(77) (2017),
 section 5. The model is that of baycomp 1.0.3 (`HierarchicalTest`, its Stan file
-`hierarchical-t-test.stan`), here sampled in numpy so that a report needs no Stan and no C++
-compiler. For the data sets i = 1..q, with x_i = (x_i1, ..., x_in_i) the differences B - A of
+`hierarchical-t-test.stan`), here sampled by a Gibbs sampler of our own (numba-compiled:
+numba's LLVM ships in its wheel) so that a report needs neither Stan nor a C++ compiler. For the
+data sets i = 1..q, with x_i = (x_i1, ..., x_in_i) the differences B - A of
 the scores on the n_i folds of data set i:
 
     x_i | delta_i, sigma_i ~ MVN(delta_i 1, sigma_i^2 M_i),  M_i = (1 - rho_i) I + rho_i 1 1'
@@ -111,8 +112,7 @@ def hierarchical_test(a, b, rope: float = 0.01, *, rho, **options) -> Hierarchic
 def hierarchical_tests(pairs, rope: float = 0.01, *, rho, n_samples: int = 40_000,
                        chains: int = 20, warmup: int = 300, random_state=0,
                        upper_sigma: float = UPPER_SIGMA) -> list[HierarchicalComparison]:
-    """`hierarchical_test` of every (a, b) of `pairs`, sampled together: the chains of all the
-    pairs advance in the same numpy operations, so a batch costs little more than one test.
+    """`hierarchical_test` of every (a, b) of `pairs`, in one call of the compiled sampler.
     The pairs share their number of data sets (e.g. every method against one reference on the
     same data sets); `rho` is a number, one per data set, or one row per data set for each
     pair. Each pair gets `chains` independent chains, `warmup` iterations discarded and

@@ -60,7 +60,8 @@ def _fill(ctx: Context, sec: Section, k: int, table: pd.DataFrame, reference: st
             (f" and against {best}, the best mean rank" if best != reference else
              f", which has the best mean rank"))
     worst = table["R-hat"].max()
-    sec.note(note + f". Largest R-hat over the chains: {worst:.3f}"
+    sec.note(note + f". Largest split R-hat of the posterior draws of the three probabilities "
+             f"over the 20 chains: {worst:.3f}"
              + (" (the chains disagree: more draws needed)." if worst > 1.01 else "."))
     colours = ranking.colours(ctx)
     sec.table_and_figure(
