@@ -72,7 +72,8 @@ def test_the_likelihood_from_means_and_sums_of_squares_is_the_correlated_normal(
         cov = sigma[i] ** 2 * ((1 - rho[i]) * np.eye(n) + rho[i] * np.ones((n, n)))
         expected = stats.multivariate_normal(np.full(n, delta[i]), cov).logpdf(x)
         quad = model.e[0, i] * model.ss[0, i] + (model.mean[0, i] - delta[i]) ** 2 / model.c[0, i]
-        log_det = n * np.log(sigma[i] ** 2) + np.log((1 + (n - 1) * rho[i]) * (1 - rho[i]) ** (n - 1))
+        det_m = (1 + (n - 1) * rho[i]) * (1 - rho[i]) ** (n - 1)
+        log_det = n * np.log(sigma[i] ** 2) + np.log(det_m)
         ours = -0.5 * (n * np.log(2 * np.pi) + log_det + quad / sigma[i] ** 2)
         assert ours == pytest.approx(expected, rel=1e-12)
 

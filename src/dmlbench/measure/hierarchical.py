@@ -68,6 +68,9 @@ from . import hierarchical_compiled as compiled
 LOWER_ALPHA, UPPER_ALPHA = 1.0, 2.0
 LOWER_BETA, UPPER_BETA = 0.01, 0.1
 UPPER_SIGMA = 1000.0
+#: the sampler's defaults: independent chains, draws in all (split among them), warm-up
+#: iterations of each chain (discarded)
+CHAINS, N_SAMPLES, WARMUP = 20, 40_000, 300
 #: Gauss-Legendre nodes over a in [LOWER_ALPHA, UPPER_ALPHA] for the prior of nu
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(16)
 _ALPHAS = LOWER_ALPHA + (UPPER_ALPHA - LOWER_ALPHA) * (_NODES + 1) / 2
@@ -109,8 +112,8 @@ def hierarchical_test(a, b, rope: float = 0.01, *, rho, **options) -> Hierarchic
     return hierarchical_tests([(a, b)], rope, rho=rho, **options)[0]
 
 
-def hierarchical_tests(pairs, rope: float = 0.01, *, rho, n_samples: int = 40_000,
-                       chains: int = 20, warmup: int = 300, random_state=0,
+def hierarchical_tests(pairs, rope: float = 0.01, *, rho, n_samples: int = N_SAMPLES,
+                       chains: int = CHAINS, warmup: int = WARMUP, random_state=0,
                        upper_sigma: float = UPPER_SIGMA) -> list[HierarchicalComparison]:
     """`hierarchical_test` of every (a, b) of `pairs`, in one call of the compiled sampler.
     The pairs share their number of data sets (e.g. every method against one reference on the

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...measure.hierarchical import CHAINS, N_SAMPLES
 from .. import comparisons, hierarchical, ranking, settings
 from ..base import Context, Section, export_table, html_table
 
@@ -26,8 +27,8 @@ def section(ctx: Context) -> Section | None:
                   "compares the method with the reference and with the method of the best mean "
                   "rank at that k, on the data sets where both have fold-level accuracies; "
                   "the mean rank beside them is the Friedman / Nemenyi one (complete data sets "
-                  "only). Sampled by our Gibbs sampler (20 chains x 2000 draws per comparison), "
-                  "checked against baycomp's Stan model.")
+                  f"only). Sampled by our Gibbs sampler ({CHAINS} chains, {N_SAMPLES} draws per "
+                  "comparison), checked against baycomp's Stan model.")
     for k in ctx.ks:
         future = hierarchical.results(ctx, k)
         if future is None:
@@ -61,7 +62,7 @@ def _fill(ctx: Context, sec: Section, k: int, table: pd.DataFrame, reference: st
              f", which has the best mean rank"))
     worst = table["R-hat"].max()
     sec.note(note + f". Largest split R-hat of the posterior draws of the three probabilities "
-             f"over the 20 chains: {worst:.3f}"
+             f"over the {CHAINS} chains: {worst:.3f}"
              + (" (the chains disagree: more draws needed)." if worst > 1.01 else "."))
     colours = ranking.colours(ctx)
     sec.table_and_figure(
