@@ -197,7 +197,8 @@ def select(parents: pd.DataFrame, splits: pd.DataFrame,
     the run parameters `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's
     parameters as JSON (`method_params`), the label of its hubness reduction, if any
     (`hubness_reduction`), and the unpinned downloaded files of its data set, if any
-    (`unpinned`: "<group>/<file> sha256:<hex> ..."), and the run's `artifact_uri`.
+    (`unpinned`: "<group>/<file> sha256:<hex> ..."), and the run's `artifact_uri`; a split
+    run's index among its parent's splits (`split`, text; None for a parent).
     """
     parents, splits = _tidy(parents), _tidy(splits)
     if parent_keys is not None:
@@ -277,6 +278,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "preprocess": _param(frame, "preprocess"),
         "method_params": _method_params(frame),
         "hubness_reduction": frame.get(f"tags.{voc.Tag.HUBNESS_REDUCTION}"),
+        "split": frame.get(f"tags.{voc.Tag.SPLIT}"),
         **{name: frame.get(f"tags.{tag}") for name, tag in (
             ("git_commit", voc.Tag.GIT_COMMIT), ("host", voc.Tag.HOST),
             ("machine", voc.Tag.MACHINE), ("finished", voc.Tag.FINISHED),
