@@ -198,7 +198,15 @@ def _report(args) -> None:
     from . import publish, report  # matplotlib and seaborn: this verb only (see the imports)
 
     _quiet_mlflow()
+    if args.settings and not args.records:
+        raise ValueError("--settings updates a published config.json: give --records DIR too")
     if args.records:
+        if args.settings:
+            changed = publish.update_settings(args.records, config.load(args.settings))
+            print(f"{Path(args.records).parent / publish.CONFIG}: "
+                  + (f"updated {', '.join(changed)} from {args.settings}, manifest resealed"
+                     if changed else f"report settings already those of {args.settings}"),
+                  file=sys.stderr)
         tracked = read_json(args.tracking) if args.tracking else None
         publish.rebuild(args.records, args.out or "reports/rebuilt", progress=True,
                         workers=args.workers, tracked_summary=tracked)
@@ -338,6 +346,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="output directory (default reports/<experiment>)")
     s.add_argument("--manifest", help="the published records' manifest.json, whose sha256 the "
                                       "page prints (the workflow's publish step writes it)")
+    s.add_argument("--settings", help="with --records: a config file of the same run whose "
+                                      "report settings (description, report, paper_tables) "
+                                      "replace the published config.json's, which is sealed "
+                                      "again; any other difference is refused")
     s.add_argument("--title", help="default: the config's report.title, else 'dmlbench: "
                                    "<experiment>'")
     s.add_argument("--description", help="default: the config's description")

@@ -12,6 +12,11 @@ anything: a reader can check every number without running the benchmark.
 a file under `records/` the manifest does not list, a listed file that is missing, a sha256
 that differs, a config.json that is missing or differs, a file that cannot be read. The report
 prints the manifest's own sha256, so a reader can tell which manifest a page was built from.
+
+`update_settings` changes what only the report reads (`REPORT_KEYS`: its title, description,
+rope, the papers' tables beside ours) in a published config.json and seals it again, refusing a
+config that would have run anything differently: settings added after a run (e.g. a paper's
+published numbers) reach its report without refitting.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import zlib
 from pathlib import Path
 
 from . import records, report, studies
+from .config import with_defaults
 from .files import atomic_path, read_json, write_json, write_json_gz
 from .records.public import public_config
 
@@ -109,6 +115,47 @@ def verified_files(records_dir: str | Path) -> tuple[list[Path], list[Path], dic
     for path in documents:
         _read(path, "the study document")
     return [records_dir / p for p in manifest.get("records", [])], documents, config
+
+
+#: the config keys only the report reads; `update_settings` may change them after a run
+REPORT_KEYS = ("description", "report", "paper_tables")
+#: and the keys that say where the data came from, not what it is (a mirror, the cache; the
+#: records pin every file by its sha256)
+_WHERE_KEYS = ("data",)
+
+
+def update_settings(records_dir: str | Path, config: dict) -> list[str]:
+    """Put `config`'s `REPORT_KEYS` into the published config.json beside `records_dir` and
+    write the manifest's sha256 of it again; returns the keys that changed. `config` is a
+    config of the same run (e.g. `dmlbench.config.load`'s): a `ValueError` names every other key
+    (besides `data`) whose value differs from the published one, defaults filled in on both
+    sides, since the records would not be what that config runs."""
+    records_dir = Path(records_dir)
+    verified_files(records_dir)  # the folder is what its manifest says before it is resealed
+    config_path = records_dir.parent / CONFIG
+    published = _read(config_path, "the config")
+    new = public_config(config)
+    full_published, full_new = with_defaults(published), with_defaults(new)  # either may omit
+    differ = sorted(key for key in set(full_published) | set(full_new)     # a default
+                    if key not in REPORT_KEYS + _WHERE_KEYS
+                    and full_published.get(key) != full_new.get(key))
+    if differ:
+        raise ValueError(f"{config_path}: the config given differs in {', '.join(differ)}, not "
+                         f"only in what the report reads ({', '.join(REPORT_KEYS)}): run the "
+                         "workflow with it instead of updating the published settings")
+    changed = [key for key in REPORT_KEYS if published.get(key) != new.get(key)]
+    for key in changed:
+        if key in new:
+            published[key] = new[key]
+        else:
+            published.pop(key)
+    if changed:
+        write_json(config_path, published)
+        manifest_path = records_dir / MANIFEST
+        manifest = _read(manifest_path, "the manifest")
+        manifest["config"] = _sha256(config_path)
+        write_json(manifest_path, manifest)
+    return changed
 
 
 def _check(path: Path, digest: str | None, manifest_path: Path) -> None:
