@@ -15,6 +15,14 @@
 3. Scaling: time and peak memory (tracemalloc) of one evaluation on magic subsets of N points
    up to the whole set (19 020), D = d = 10, against scikit-learn until it would need more than
    --max-gb (its peak grows as N^2, measured per pair at the smallest N).
+4. Stochastic learning at MNIST's size (`--parts sl`): the generated `mnist_like(n)` scaled to
+   [0, 1] and PCA to 100, N = 95 % of 6/7 of n fitting points (the NCA-SL job of
+   config/mnist-sized.yaml; n = 70 000 gives 57 000): one step of 50 rows against all N (the
+   own-shift path `nca_objective._rows`) against the class-sorted layout's row blocks
+   (`_by_rows`, the path for N / 2 rows or more, which steps took before), and the train score
+   `nca_objective.value` against the full objective (`objective`, f and gradient), agreement
+   printed; at the fit's RCA start and after 100 steps (a sharper A: coefficients near the
+   kernel's floor turn subnormal there, which the old path multiplied).
 
 Timings are CPU seconds of this process (one BLAS thread), which other load on a shared machine
 inflates far less than wall time; each is the best of several runs, ours and theirs in turns.
@@ -287,12 +295,66 @@ def scaling_part(quick: bool, max_gb: float) -> None:
               f"{m_sk / m_ours:.0f}x memory)", flush=True)
 
 
+def sl_part(quick: bool) -> None:
+    from sklearn.decomposition import PCA
+
+    from dmlbench.data.generators import mnist_like
+
+    sizes = (10000,) if quick else (10000, 70000)
+    print("\n[4] NCA stochastic learning on mnist_like(n) (/255, PCA 100, N fitting points): one "
+          "step of 50 rows at the RCA start A_0 and after 100 steps; the train score f(A)")
+    for n in sizes:
+        raw = mnist_like(n)
+        n_fit = int(round(0.95 * (n - n // 7)))
+        X = PCA(100, random_state=0).fit_transform(raw.X[:n_fit] / 255.0)
+        y = np.unique(raw.y[:n_fit], return_inverse=True)[1]
+        sl = make("nca_sl", {"max_iter": 100, "validation_fraction": 0.0, "random_state": 0})
+        sl.fit(X, y)
+        rng = np.random.default_rng(0)
+        batches = [rng.choice(n_fit, 50, replace=False) for _ in range(4)]
+        for label, A in (("A_0", sl.init_components_), ("A_100", sl.components_)):
+            state = {"i": 0}
+
+            def rows_path():
+                state["i"] += 1
+                return nca_objective.objective(A, X, y, rows=batches[state["i"] % 4])
+
+            def layout_path():
+                state["i"] += 1
+                rows = batches[state["i"] % 4]
+                lay = nca_objective._Layout(nca_objective.project(A, X), y)
+                f, T = nca_objective._by_rows(lay, np.sort(lay.rank[rows]),
+                                              max(1, nca_objective.BLOCK_ENTRIES // n_fit))
+                Y = lay.unsort(T[:, lay.d:] * lay.Z - T[:, :lay.d])
+                return f, 2.0 * (Y.T @ X)
+
+            f_new, g_new = nca_objective.objective(A, X, y, rows=batches[0])
+            state["i"] = -1
+            f_old, g_old = layout_path()
+            t_new, t_old = cpu_best(rows_path, 5), cpu_best(layout_path, 5)
+            print(f"  N = {n_fit:5d}, {label:5s}: step {t_new:.3f} s against {t_old:.3f} s "
+                  f"({t_old / t_new:.1f}x); f within {abs(f_new - f_old) / abs(f_old):.1e}, "
+                  f"gradient within {np.abs(g_new - g_old).max() / np.abs(g_old).max():.1e} of "
+                  "its largest entry", flush=True)
+        A = sl.components_
+        t_value = cpu_best(lambda: nca_objective.value(A, X, y), 1)
+        if n_fit > 20000:
+            print(f"    train score at A_100: value {t_value:.1f} s (the full objective is not "
+                  "run at this N)", flush=True)
+            continue
+        t_full = cpu_best(lambda: nca_objective.objective(A, X, y), 1)
+        f_val, f_full = nca_objective.value(A, X, y), nca_objective.objective(A, X, y)[0]
+        print(f"    train score at A_100: value {t_value:.1f} s against objective {t_full:.1f} s "
+              f"({t_full / t_value:.1f}x); within {abs(f_val - f_full) / abs(f_full):.1e}",
+              flush=True)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="minutes instead of an hour")
     parser.add_argument("--parts", default="digits,magic,scaling",
-                        help="comma-separated subset of digits,magic,scaling")
+                        help="comma-separated subset of digits,magic,scaling,sl")
     parser.add_argument("--max-gb", type=float, default=8.0,
                         help="skip scikit-learn where its N x N arrays would need more memory")
     args = parser.parse_args(argv)
@@ -305,6 +367,8 @@ def main(argv=None) -> None:
             magic_part(args.quick)
         if "scaling" in parts:
             scaling_part(args.quick, args.max_gb)
+        if "sl" in parts:
+            sl_part(args.quick)
 
 
 if __name__ == "__main__":

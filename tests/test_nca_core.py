@@ -146,6 +146,37 @@ def test_rows_restricted_equal_the_pair_sum_at_any_scale():
         np.testing.assert_allclose(g, grad, rtol=0, atol=1e-9 * np.abs(grad).max())
 
 
+@pytest.mark.parametrize("chunk", [None, 1, 2])
+def test_rows_in_blocks_equal_the_class_sorted_path(chunk):
+    """The stochastic step's own-shift path (`_rows`, fewer rows than N / 2), in one block or
+    in blocks of 1 and 2 rows, against the class-sorted layout's row blocks (the path taken for
+    N / 2 rows or more) on the same rows."""
+    X, y = data(n=80)
+    A = np.random.default_rng(3).normal(size=(3, 4))
+    rows = np.array([0, 7, 8, 33, 52, 79])
+    f, g = nca_objective.objective(A, X, y, rows=rows, chunk_size=chunk)
+    lay = nca_objective._Layout(X @ A.T, y)
+    f_ref, T = nca_objective._by_rows(lay, np.sort(lay.rank[rows]), 4)
+    Y = lay.unsort(T[:, lay.d:] * lay.Z - T[:, :lay.d])
+    assert f == pytest.approx(f_ref, rel=1e-13)
+    np.testing.assert_allclose(g, 2.0 * Y.T @ X, rtol=0, atol=1e-12 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("chunk", [None, 7])
+def test_value_is_the_objective_without_its_gradient(chunk):
+    """`value` (the train score) against scikit-learn's loss and the objective's f, at a mild
+    scale and at one where most kernel values underflow."""
+    X, y = data(n=50)
+    for scale in (0.5, 10.0):
+        A = scale * np.random.default_rng(8).normal(size=(2, 4))
+        f = nca_objective.value(A, X, y, chunk_size=chunk)
+        assert f == pytest.approx(nca_objective.objective(A, X, y)[0], rel=1e-12)
+        if scale < 1:
+            assert f == pytest.approx(sklearn_loss_grad(A, X, y)[0], rel=1e-10)
+    with pytest.raises(nca_objective.NonFiniteObjective, match="A exploded"):
+        nca_objective.value(np.full((2, 4), 1e200), X, y)
+
+
 def test_log_sum_exp_gives_the_hard_nearest_neighbour_limit():
     """At a huge scale exp(-d^2) underflows for every pair; with eq. 3.20 p_i is 1 exactly when
     the nearest neighbour is of the same class (leave-one-out 1-NN)."""

@@ -108,8 +108,8 @@ class Monitor:
 
 class NCAFamily(LinearMetric):
     """Shared machinery of the NCA family; subclasses define `__init__` (their parameters),
-    `_optimise` and, for other models than NCA's Gaussian kernel, `_batch_objective` and
-    `_class_scores`."""
+    `_optimise` and, for other models than NCA's Gaussian kernel, `_batch_objective`,
+    `_objective_value` and `_class_scores`."""
 
     family = "nca"
     papers = ("on11",)
@@ -133,6 +133,10 @@ class NCAFamily(LinearMetric):
     def _class_scores(self, A, X, y, Xq):
         """p(c | A x*) for the queries Xq against the training points (X, y)."""
         return nca_objective.class_scores(X @ A.T, y, Xq @ A.T, self.classes_.size, self.chunk_size)
+
+    def _objective_value(self, A, X, y) -> float:
+        """f(A) = sum_i p_i (unregularised) alone, without the gradient's products."""
+        return nca_objective.value(A, X, y, self.chunk_size)
 
     # ---- fit ---------------------------------------------------------------------------------
     def _learn_components(self, X, y):
@@ -343,8 +347,7 @@ class NCAFamily(LinearMetric):
         """f(A) / N of the method's model (unregularised) on the data it is fitted on; default A:
         the fitted one, i.e. the thesis' "train score"."""
         X, y = self._fit_data
-        f, _ = self._batch_objective(self.components_ if A is None else A, X, y, reg=0.0)
-        return f / X.shape[0]
+        return self._objective_value(self.components_ if A is None else A, X, y) / X.shape[0]
 
     def extra_metrics(self, X_test, y_test) -> dict:
         acc = float(np.mean(self.predict_nca_rule(X_test) == np.asarray(y_test)))

@@ -28,7 +28,12 @@ blocks with [Z | 1], O(N^2 d + N d D), never O(D^2 N^2) (eq. 3.4). How it is com
 
 `rows` restricts the outer sum to some points against the whole set (stochastic learning,
 eq. 4.1-4.4); `reg` subtracts lambda ||A||_F^2 (eq. 3.22), or sum_r lambda_r ||A_r||^2 when it is
-one value per row of A (dimensionality annealing, eq. 3.26).
+one value per row of A (dimensionality annealing, eq. 3.26). Few rows against many points
+(`_rows`) skip the class-sorted layout and the common shift: each row gets its own shift (eq.
+3.20), its same-class mask, and W = C + C^T enters Y as C Z (rows) and C^T Z_rows (all points),
+so a step costs two N x d x D products (Z = X A^T and Y^T X) and the rows' B x N x d ones.
+`value` is f alone (no gradient: the thesis' train score of a fitted A), every row with its own
+shift, in blocks of rows.
 
 The compact-support kernel (sections 4.5-4.6) lives in `dmlbench.solvers.nca_compact_support`, the k-d-tree
 approximation (section 4.4) in `dmlbench.solvers.nca_kdtree`; both reuse the pair accumulation here.
@@ -37,6 +42,7 @@ approximation (section 4.4) in `dmlbench.solvers.nca_kdtree`; both reuse the pai
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import blas
 
 #: entries of the chunk x N working arrays (each ~16 MB in float64)
 CHUNK_ENTRIES = 1 << 21
@@ -142,6 +148,10 @@ EXP_FLOOR = -700.0
 LOW, HIGH = EXP_FLOOR + 300.0, 700.0
 #: points whose nearest-neighbour distances choose the common shift
 SHIFT_SAMPLE = 32
+#: the smallest normal float: a coefficient below it (a kernel value near exp(EXP_FLOOR) times a
+#: small p_i / s_i) is subnormal, and BLAS products with subnormal entries run about 60 times
+#: slower; `_rows` sets such coefficients to 0 (each is below 1e-307 of its row's largest term)
+TINY = np.finfo(float).tiny
 
 
 class _Layout:
@@ -334,27 +344,94 @@ def _symmetric(lay: _Layout, height: int) -> tuple[float, np.ndarray]:
     return f, T
 
 
+def _own_shift_kernel(Zi: np.ndarray, I: np.ndarray, Z: np.ndarray, sq: np.ndarray) -> np.ndarray:
+    """exp(L_i - d_ik^2) for the rows Zi (points I) against Z, L_i = min_{k != i} d_ik^2 (eq.
+    3.20), the exponent clamped at EXP_FLOOR, 0 for k = i."""
+    K = squared_distances(Zi, Z, sq)
+    self_ = (np.arange(I.size), I)
+    K[self_] = np.inf
+    np.subtract(K.min(axis=1, keepdims=True), K, out=K)
+    np.maximum(K, EXP_FLOOR, out=K)
+    np.exp(K, out=K)
+    K[self_] = 0.0
+    return K
+
+
+def _rows(Z: np.ndarray, codes: np.ndarray, rows: np.ndarray,
+          step: int) -> tuple[float, np.ndarray]:
+    """f over the distinct points `rows` against the whole set and Y with grad = 2 Y^T X (module
+    docstring), `step` rows at a time: Y = diag(W 1) Z - W Z with W = C + C^T and C nonzero in
+    the rows only, i.e. Y = col * Z - C^T Z_rows, plus r * Z_rows - C Z on the rows themselves
+    (r, col: the row and column sums of C)."""
+    sq = np.einsum("ij,ij->i", Z, Z)
+    Y = np.zeros(Z.shape, order="F")  # BLAS accumulates C^T Z_rows into it in place
+    col = np.zeros(Z.shape[0])
+    f = 0.0
+    for start in range(0, rows.size, step):
+        I = rows[start:start + step]
+        Zi = Z[I]
+        K = _own_shift_kernel(Zi, I, Z, sq)
+        same = codes[I][:, None] == codes[None, :]
+        s = K.sum(axis=1)
+        p = np.where(same, K, 0.0).sum(axis=1) / s
+        f += float(p.sum())
+        K *= np.where(same, ((p - 1.0) / s)[:, None], (p / s)[:, None])  # c_ik
+        np.putmask(K, np.abs(K) < TINY, 0.0)  # subnormal c_ik: 60x slower products, no weight
+        col += K.sum(axis=0)
+        Y[I] += K.sum(axis=1)[:, None] * Zi - K @ Z
+        Y = blas.dgemm(-1.0, K.T, np.asfortranarray(Zi), beta=1.0, c=Y, overwrite_c=True)
+    Y += col[:, None] * Z
+    return f, Y
+
+
+def value(A, X, y, chunk_size: int | None = None) -> float:
+    """f(A) = sum_i p_i (eq. 3.3) alone, every row with its own shift (eq. 3.20), `chunk_size`
+    rows at a time (default: about 2M kernel entries): the N^2 d distances and exponentials
+    without the gradient's products, for scoring a fitted A on large N."""
+    A, X, y = check_inputs(A, X, y)
+    Z = project(A, X)
+    _, codes = np.unique(y, return_inverse=True)
+    sq = np.einsum("ij,ij->i", Z, Z)
+    step = chunk_size or default_chunk(X.shape[0])
+    f = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, X.shape[0], step):
+            I = np.arange(start, min(start + step, X.shape[0]))
+            K = _own_shift_kernel(Z[I], I, Z, sq)
+            same = codes[I][:, None] == codes[None, :]
+            f += float((np.where(same, K, 0.0).sum(axis=1) / K.sum(axis=1)).sum())
+    if not np.isfinite(f):
+        raise NonFiniteObjective("squared distances overflow: A exploded")
+    return f
+
+
 def objective(A, X, y, rows=None, reg=0.0, chunk_size: int | None = None):
     """NCA objective f = sum_{i in rows} p_i - reg ||A||^2 and its gradient (d x D).
 
     See the module docstring for the equations. `rows` (default all) are distinct indices of the
     points whose p_i are summed, each against the whole set. Memory is at most `chunk_size` x N
     (default: about 2M entries): with all rows and room for half the pairs the upper triangle is
-    kept (`_symmetric`), otherwise rows go in blocks of `chunk_size` (default: 0.5M entries).
+    kept (`_symmetric`); fewer rows than N / 2 go in blocks of `chunk_size` rows (default: 2M
+    entries) each with its own shift (`_rows`); otherwise rows go in blocks of `chunk_size`
+    (default: 0.5M entries).
     """
     A, X, y = check_inputs(A, X, y)
     n = X.shape[0]
     Z = project(A, X)
     budget = chunk_size or default_chunk(n)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow: caught below
-        lay = _Layout(Z, y)
-        if rows is None and 2 * budget >= n + STRIP_HEIGHT:
-            f, T = _symmetric(lay, STRIP_HEIGHT)
+        if rows is not None and 2 * len(rows) < n:  # a stochastic step: few rows against all
+            _, codes = np.unique(y, return_inverse=True)
+            f, Y = _rows(Z, codes, np.asarray(rows, np.intp), budget)
         else:
-            P = np.sort(lay.rank[np.arange(n) if rows is None else np.asarray(rows, np.intp)])
-            f, T = _by_rows(lay, P, chunk_size or max(1, BLOCK_ENTRIES // n))
-        Y = T[:, lay.d:] * lay.Z - T[:, :lay.d]  # Y = diag(W 1) Z - W Z
-        grad = 2.0 * (lay.unsort(Y).T @ X)
+            lay = _Layout(Z, y)
+            if rows is None and 2 * budget >= n + STRIP_HEIGHT:
+                f, T = _symmetric(lay, STRIP_HEIGHT)
+            else:
+                P = np.sort(lay.rank[np.arange(n) if rows is None else np.asarray(rows, np.intp)])
+                f, T = _by_rows(lay, P, chunk_size or max(1, BLOCK_ENTRIES // n))
+            Y = lay.unsort(T[:, lay.d:] * lay.Z - T[:, :lay.d])  # Y = diag(W 1) Z - W Z
+        grad = 2.0 * (Y.T @ X)
     if not (np.isfinite(f) and np.all(np.isfinite(grad))):
         raise NonFiniteObjective("squared distances overflow: A exploded")
     return regularise(A, f, grad, reg)
