@@ -51,5 +51,5 @@ benchmarks: $(STAMP)
 # the published reports (committed, listed in reports/README.md) are kept: `git checkout reports`
 # restores one a run overwrote
 clean:
-	rm -rf results .snakemake mlruns.db mlruns.db.lock mlartifacts logs
+	rm -rf results .snakemake mlruns.db mlruns.db.lock mlruns.db-wal mlruns.db-shm mlartifacts logs
 	for d in reports/*/; do git ls-files --error-unmatch "$$d" >/dev/null 2>&1 || rm -rf "$$d"; done

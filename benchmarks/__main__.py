@@ -31,6 +31,7 @@ BENCHMARKS = {
     "move_speed": ([], ["--quick"]),
     "boost_speed": ([], ["--quick"]),
     "memory": ([], ["--quick"]),
+    "hierarchical_speed": ([], ["--quick"]),
 }
 
 

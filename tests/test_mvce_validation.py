@@ -2,6 +2,8 @@
 its fallback solver, failed references recorded as failed checks (in the document and the
 report) instead of crashing the benchmark, and every solver checked."""
 
+import re
+
 import cvxpy as cp
 import numpy as np
 import pandas as pd
@@ -88,11 +90,22 @@ def test_report_names_failed_checks(monkeypatch, tmp_path):
              "reference_failures": 0.0, "check_passed": 1.0, "newton_gap_max": 1e-8,
              "newton_rel_logdet_diff_max": 1e-12, "rel_logdet_diff_max": 1e-12,
              "newton_speed_ratio": 500.0, "start_time": 2}]
-    monkeypatch.setattr(report_local.runs, "load_kind", lambda experiment, kind: pd.DataFrame(rows))
+    class Runs:
+        def load_kind(self, kind):
+            return pd.DataFrame(rows)
+
     ctx = Context(parents=pd.DataFrame(), splits=pd.DataFrame(), out_dir=tmp_path, hubness_k=10, ks=[1],
-                  experiment="x")
+                  experiment="x", runs=Runs())
     section = report_local.mvce_check(ctx)
     notes = [b["text"] for b in section.blocks if b["kind"] == "note"]
-    table = next(b["html"] for b in section.blocks if b["kind"] == "table")
+    agreement, cost = [b for b in section.blocks if b["kind"] == "table"]
+    table = agreement["html"]
     assert any(n.startswith("FAILED checks: segment m=15 ") for n in notes)
     assert table.count("FAILED") == 1 and table.count("passed") == 1
+    # two narrower tables, every column in one of them, both linking the one exported table
+    headers = [re.findall(r"<th>([^<]*)</th>", t["html"].split("</thead>")[0])[1:]
+               for t in (agreement, cost)]
+    assert headers == [["check", "d", "m", "r", "problems", "CVXPY failed",
+                        "rel. Δ log det N", "gap N"], ["CVXPY / N"]]
+    assert agreement["files"] == cost["files"] == {"CSV": "tables/mvce_check.csv",
+                                                   "LaTeX": "tables/mvce_check.tex"}

@@ -241,6 +241,38 @@ def test_a_manifest_of_the_old_format_is_refused(published):
         publish.verified_files(published / "records")
 
 
+def test_report_settings_reach_a_published_config_and_are_sealed_again(published, tmp_path,
+                                                                      mlflow_uri):
+    """A paper table added after the run: `report --records --settings` puts the config's
+    report keys into config.json, reseals the manifest and rebuilds; the mirror the run used
+    stays as published, and the rebuilt page shows the new setting."""
+    cfg = copy.deepcopy(CFG)
+    cfg["report"] = {"title": "Settings added after the run", "rope": 0.02}
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(json.dumps(cfg))
+    before = json.loads((published / "config.json").read_text())
+    assert cli.main(["report", "--records", str(published / "records"), "--out",
+                     str(tmp_path / "rebuilt"), "--settings", str(settings)]) == 0
+    after = json.loads((published / "config.json").read_text())
+    assert after["report"] == {"title": "Settings added after the run", "rope": 0.02}
+    assert after["data"] == before["data"]  # where the data came from is the run's
+    assert {k: v for k, v in after.items() if k != "report"} == \
+        {k: v for k, v in before.items() if k != "report"}
+    publish.verified_files(published / "records")  # sealed again
+    assert "Settings added after the run" in (tmp_path / "rebuilt" / "index.html").read_text()
+    assert publish.update_settings(published / "records", config.load(settings)) == []
+
+
+def test_settings_that_change_the_run_are_refused(published, tmp_path):
+    cfg = copy.deepcopy(CFG)
+    cfg["seed"] = cfg.get("seed", 0) + 1
+    cfg["report"] = {"rope": 0.02}
+    before = (published / "config.json").read_bytes()
+    with pytest.raises(ValueError, match="differs in seed, not only in what the report reads"):
+        publish.update_settings(published / "records", cfg)
+    assert (published / "config.json").read_bytes() == before
+
+
 def test_the_published_config_names_no_credentials_or_local_paths(published):
     text = (published / "config.json").read_text()
     assert "secret" not in text and "token" not in text and str(published.parents[1]) not in text

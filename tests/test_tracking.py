@@ -82,7 +82,7 @@ def test_record_artifact_and_timings_are_logged(mlflow_uri, record_files):
     client = tracking.client()
     run = client.get_run(run_id)
     assert run.data.metrics["fit_wall_s"] >= 0 and "peak_rss_mb" in run.data.metrics
-    assert [a.path for a in client.list_artifacts(run_id)] == ["record.json"]
+    assert [a.path for a in client.list_artifacts(run_id)] == ["histograms.json", "record.json"]
 
 
 def test_records_are_checked_against_the_schema(tmp_path):
@@ -112,6 +112,64 @@ def test_fit_info_and_curves_become_metrics_histories_and_tags(mlflow_uri, recor
     parent = summary["parents"][doc["records"][0]["parent_key"]]["run_id"]
     mean = client.get_metric_history(parent, "curve.accuracy_by_dim")
     assert sorted((m.step, m.value) for m in mean) == [(0, 0.375), (1, 0.5)]
+
+
+def test_nk_histograms_are_one_artifact_per_run_not_metric_rows(mlflow_uri, record_files):
+    """The N_k histograms of a split run and their mean on its parent: the run's artifact
+    `histograms.json`, read back by the report (`MlflowRuns.curves`); no metric history."""
+    from dmlbench import vocabulary as voc
+    from dmlbench.report import runs
+
+    summary = tracking.ingest(record_files)
+    record = records.read(record_files[0])[0]
+    names = [voc.curve(n) for n in record["curves"] if voc.is_histogram(n)]
+    assert voc.curve(voc.nk_histogram(3)) in names and voc.curve(voc.nk_histogram(3, True)) in names
+    entry = summary["parents"][record["parent_key"]]
+    run_id = entry["children"][record["job_key"]]
+    client = tracking.client()
+    assert not any(client.get_metric_history(run_id, name) for name in names)
+    assert not any(name in client.get_run(run_id).data.metrics for name in names)
+    stored = mlflow.artifacts.load_dict(f"{client.get_run(run_id).info.artifact_uri}/"
+                                        f"{voc.HISTOGRAMS_ARTIFACT}")
+    assert stored == {voc.curve(n): v for n, v in record["curves"].items() if voc.is_histogram(n)}
+    source = runs.MlflowRuns("track-test")
+    source.load([record["parent_key"]])
+    name = voc.curve(voc.nk_histogram(3))
+    assert source.curves([run_id], name) == {run_id: record["curves"][voc.nk_histogram(3)]}
+    group = records.read(record_files[0])
+    mean = [sum(v) / len(group) for v in zip(*(r["curves"][voc.nk_histogram(3)] for r in group))]
+    lengths = {len(r["curves"][voc.nk_histogram(3)]) for r in group}
+    if len(lengths) == 1:  # the mean of equal-length histograms, position by position
+        assert source.curves([entry["run_id"]], name)[entry["run_id"]] == pytest.approx(mean)
+
+
+def test_a_local_sqlite_store_logs_ahead_with_normal_sync(mlflow_uri, record_files, tmp_path):
+    """WAL and synchronous=NORMAL on a store on a local disk: commits without waiting for the
+    disk; a store on a network file system keeps its rollback journal."""
+    import sqlite3
+
+    from sqlalchemy import create_engine, text
+
+    tracking.ingest(record_files)
+    database = tmp_path / "mlruns.db"
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    engine = create_engine(mlflow_uri)  # any engine of this process: NORMAL (1), not FULL (2)
+    with engine.connect() as connection:
+        assert connection.execute(text("PRAGMA synchronous")).scalar() == 1
+    engine.dispose()
+    assert tracking._file_system(database) not in tracking._NETWORK_FS
+
+
+def test_a_store_on_a_network_file_system_keeps_its_journal(tmp_path, monkeypatch):
+    import sqlite3
+
+    database = tmp_path / "shared.db"
+    sqlite3.connect(database).close()
+    monkeypatch.setattr(tracking, "_file_system", lambda path: "nfs4")
+    tracking._use_wal(f"sqlite:///{database}")
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
 def test_method_arrays_go_from_the_job_to_mlflow_and_back(mlflow_uri, tmp_path):

@@ -129,7 +129,8 @@ def _tables(folder):
 
 def test_published_records_rebuild_the_same_tables(smoke_run, tmp_path):
     """`dmlbench report --records` rebuilds the report from the published records alone
-    (temporary MLflow store): every table equal to the workflow's (numbers to 1e-9 relative)."""
+    (read as they are, no MLflow store): every table equal to the workflow's (numbers to 1e-9
+    relative)."""
     import numpy as np
     import pandas as pd
 

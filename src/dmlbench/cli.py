@@ -198,9 +198,18 @@ def _report(args) -> None:
     from . import publish, report  # matplotlib and seaborn: this verb only (see the imports)
 
     _quiet_mlflow()
+    if args.settings and not args.records:
+        raise ValueError("--settings updates a published config.json: give --records DIR too")
     if args.records:
+        if args.settings:
+            changed = publish.update_settings(args.records, config.load(args.settings))
+            print(f"{Path(args.records).parent / publish.CONFIG}: "
+                  + (f"updated {', '.join(changed)} from {args.settings}, manifest resealed"
+                     if changed else f"report settings already those of {args.settings}"),
+                  file=sys.stderr)
+        tracked = read_json(args.tracking) if args.tracking else None
         publish.rebuild(args.records, args.out or "reports/rebuilt", progress=True,
-                        workers=args.workers)
+                        workers=args.workers, tracked_summary=tracked)
         return
     keys = config_run_id = None
     experiment = args.experiment
@@ -213,7 +222,7 @@ def _report(args) -> None:
         raise ValueError("give --experiment NAME, --tracking FILE or --records DIR")
     out = args.out or f"reports/{experiment}"
     links = publish.record_links(Path(args.manifest).parent, out) if args.manifest else None
-    report.build(experiment, out, parent_keys=keys, title=args.title,
+    report.build(report.runs.MlflowRuns(experiment), out, parent_keys=keys, title=args.title,
                  description=args.description or "", config_run_id=config_run_id,
                  manifest=args.manifest, record_links=links, workers=args.workers,
                  progress=True)
@@ -326,15 +335,21 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="the report folder (reports/<benchmark>)")
     s.set_defaults(func=_publish)
 
-    s = sub.add_parser("report", help="build the HTML report from MLflow")
+    s = sub.add_parser("report", help="build the HTML report from MLflow or from the "
+                                      "published records")
     s.add_argument("--experiment", help="MLflow experiment (benchmark name)")
-    s.add_argument("--tracking", help="tracking.json of the track job: report only those runs")
+    s.add_argument("--tracking", help="tracking.json of the track job: report only those runs "
+                                      "(with --records: the page names their MLflow experiment)")
     s.add_argument("--records", help="a published records folder (reports/<benchmark>/records): "
-                                     "rebuild its report from the records alone, through a "
-                                     "temporary MLflow store")
+                                     "build its report from the records alone, read as they "
+                                     "are (no MLflow store)")
     s.add_argument("--out", help="output directory (default reports/<experiment>)")
     s.add_argument("--manifest", help="the published records' manifest.json, whose sha256 the "
                                       "page prints (the workflow's publish step writes it)")
+    s.add_argument("--settings", help="with --records: a config file of the same run whose "
+                                      "report settings (description, report, paper_tables) "
+                                      "replace the published config.json's, which is sealed "
+                                      "again; any other difference is refused")
     s.add_argument("--title", help="default: the config's report.title, else 'dmlbench: "
                                    "<experiment>'")
     s.add_argument("--description", help="default: the config's description")

@@ -5,13 +5,18 @@ workflow's `publish` step, `records/` (every record file of the run and study do
 compact gzip-compressed JSON `<name>.json.gz`, and the arrays files the records name),
 `config.json` (the checked config, `records.public.public_config`: no local paths) and `records/manifest.json`
 (format 2: each file under `records/` and `config.json` with its sha256). `rebuild` makes the
-report again from those files alone, through a temporary MLflow store, without refitting
+report again from those files alone, read as they are (no MLflow store), without refitting
 anything: a reader can check every number without running the benchmark.
 
 `verified_files` refuses, naming the file, a folder that is not exactly what its manifest says:
 a file under `records/` the manifest does not list, a listed file that is missing, a sha256
 that differs, a config.json that is missing or differs, a file that cannot be read. The report
 prints the manifest's own sha256, so a reader can tell which manifest a page was built from.
+
+`update_settings` changes what only the report reads (`REPORT_KEYS`: its title, description,
+rope, the papers' tables beside ours) in a published config.json and seals it again, refusing a
+config that would have run anything differently: settings added after a run (e.g. a paper's
+published numbers) reach its report without refitting.
 """
 
 from __future__ import annotations
@@ -21,14 +26,12 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import zlib
-from contextlib import contextmanager
 from pathlib import Path
 
 from . import records, report, studies
+from .config import with_defaults
 from .files import atomic_path, read_json, write_json, write_json_gz
-from .records import tracking
 from .records.public import public_config
 
 MANIFEST = "manifest.json"
@@ -114,6 +117,47 @@ def verified_files(records_dir: str | Path) -> tuple[list[Path], list[Path], dic
     return [records_dir / p for p in manifest.get("records", [])], documents, config
 
 
+#: the config keys only the report reads; `update_settings` may change them after a run
+REPORT_KEYS = ("description", "report", "paper_tables")
+#: and the keys that say where the data came from, not what it is (a mirror, the cache; the
+#: records pin every file by its sha256)
+_WHERE_KEYS = ("data",)
+
+
+def update_settings(records_dir: str | Path, config: dict) -> list[str]:
+    """Put `config`'s `REPORT_KEYS` into the published config.json beside `records_dir` and
+    write the manifest's sha256 of it again; returns the keys that changed. `config` is a
+    config of the same run (e.g. `dmlbench.config.load`'s): a `ValueError` names every other key
+    (besides `data`) whose value differs from the published one, defaults filled in on both
+    sides, since the records would not be what that config runs."""
+    records_dir = Path(records_dir)
+    verified_files(records_dir)  # the folder is what its manifest says before it is resealed
+    config_path = records_dir.parent / CONFIG
+    published = _read(config_path, "the config")
+    new = public_config(config)
+    full_published, full_new = with_defaults(published), with_defaults(new)  # either may omit
+    differ = sorted(key for key in set(full_published) | set(full_new)     # a default
+                    if key not in REPORT_KEYS + _WHERE_KEYS
+                    and full_published.get(key) != full_new.get(key))
+    if differ:
+        raise ValueError(f"{config_path}: the config given differs in {', '.join(differ)}, not "
+                         f"only in what the report reads ({', '.join(REPORT_KEYS)}): run the "
+                         "workflow with it instead of updating the published settings")
+    changed = [key for key in REPORT_KEYS if published.get(key) != new.get(key)]
+    for key in changed:
+        if key in new:
+            published[key] = new[key]
+        else:
+            published.pop(key)
+    if changed:
+        write_json(config_path, published)
+        manifest_path = records_dir / MANIFEST
+        manifest = _read(manifest_path, "the manifest")
+        manifest["config"] = _sha256(config_path)
+        write_json(manifest_path, manifest)
+    return changed
+
+
 def _check(path: Path, digest: str | None, manifest_path: Path) -> None:
     if not path.is_file():
         raise ValueError(f"published file {path} named by {manifest_path} is missing")
@@ -139,21 +183,6 @@ def _reason(err: Exception) -> str:
     return str(err) or type(err).__name__
 
 
-@contextmanager
-def temporary_tracking_store():
-    """MLFLOW_TRACKING_URI pointing at a fresh SQLite store for the duration of the block."""
-    previous = os.environ.get("MLFLOW_TRACKING_URI")
-    with tempfile.TemporaryDirectory(prefix="dmlbench-rebuild-") as tmp:
-        os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{Path(tmp) / 'mlruns.db'}"
-        try:
-            yield
-        finally:
-            if previous is None:
-                os.environ.pop("MLFLOW_TRACKING_URI", None)
-            else:
-                os.environ["MLFLOW_TRACKING_URI"] = previous
-
-
 def record_links(records_dir: str | Path, out_dir: str | Path) -> dict[str, str]:
     """{parent key: path of its first record file, relative to `out_dir`} of a published
     records folder (the manifest's records): where a report's (data set, method) cells link."""
@@ -169,17 +198,19 @@ def record_links(records_dir: str | Path, out_dir: str | Path) -> dict[str, str]
 
 
 def rebuild(records_dir: str | Path, out_dir: str | Path, progress: bool = False,
-            workers: int | None = None) -> Path:
+            workers: int | None = None, tracked_summary: dict | None = None) -> Path:
     """The report of a published records folder, built again into `out_dir` from the records
-    alone (temporary MLflow store; nothing is refitted), its cells linking to the record files.
-    Returns the new index.html."""
+    alone (read as they are, `report.runs.RecordRuns`: no MLflow store; nothing is refitted),
+    its cells linking to the record files. Returns the new index.html. `tracked_summary`: the
+    track step's summary of the same records (`tracking.ingest`, its tracking.json), whose
+    MLflow experiment the page then names and links."""
     record_paths, documents, config = verified_files(records_dir)
     tracked = [run for path in documents for run in studies.tracked_runs(read_json(path))]
     links = record_links(records_dir, out_dir)
-    with temporary_tracking_store():
-        summary = tracking.ingest(record_paths, config=config, tracked=tracked,
-                                  progress=progress)
-        return report.build(summary["experiment"], out_dir, parent_keys=list(summary["parents"]),
-                            manifest=Path(records_dir) / MANIFEST,
-                            config_run_id=summary.get("config_run_id"), record_links=links,
-                            mlflow_link=False, workers=workers, progress=progress)
+    summary = tracked_summary or {}
+    source = report.runs.RecordRuns(record_paths, tracked, config,
+                                    experiment=summary.get("experiment"),
+                                    experiment_id=summary.get("experiment_id"))
+    return report.build(source, out_dir, manifest=Path(records_dir) / MANIFEST,
+                        record_links=links, mlflow_link=tracked_summary is not None,
+                        workers=workers, progress=progress)

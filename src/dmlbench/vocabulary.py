@@ -76,6 +76,15 @@ def nk_histogram(k: int, train: bool = False) -> str:
     return hubness("nk_hist", k, train)
 
 
+def is_histogram(name: str) -> bool:
+    """Whether a curve (`nk_hist_n10`, `train_nk_hist_n10`, with or without `curve.`) is an N_k
+    histogram: MLflow keeps those as one artifact per run (`HISTOGRAMS_ARTIFACT`), not as
+    metric histories."""
+    name = name[len(CURVE_PREFIX):] if name.startswith(CURVE_PREFIX) else name
+    name = name[len(TRAIN_PREFIX):] if name.startswith(TRAIN_PREFIX) else name
+    return re.fullmatch(r"nk_hist_n\d+", name) is not None
+
+
 def sweep_accuracy(k: int) -> str:
     """Curve: k-NN accuracy on the first r mapped dimensions, r = 1, 2, ..."""
     return f"sweep_accuracy_k{k}"
@@ -119,7 +128,9 @@ def parse_k(name: str) -> int | None:
 
 # --- MLflow --------------------------------------------------------------------------------------
 
-CURVE_PREFIX = "curve."  # metric histories of curves: `curve.nk_hist_n10`
+CURVE_PREFIX = "curve."  # metric histories of curves: `curve.sweep_accuracy_k1`
+#: the MLflow artifact of a run's N_k histograms (`is_histogram`): {curve name: counts}
+HISTOGRAMS_ARTIFACT = "histograms.json"
 FIT_PREFIX = "fit."  # a method's fit_info entries: `fit.n_iter`, `fit.m_k1`
 
 

@@ -1,5 +1,7 @@
-# The HTML report of this benchmark's runs, read back from MLflow, with its settings (title,
-# description, rope, paper tables) from the checked config the track job logged with them.
+# The HTML report of this benchmark's runs, read from the published records (the files the
+# track job logged into MLflow: the same numbers, without querying the store), with its settings
+# (title, description, rope, paper tables) from the published config; the page names the MLflow
+# experiment of the track job.
 
 
 rule report:
@@ -24,13 +26,14 @@ rule report:
         ),
     params:
         out=lambda wildcards, output: str(Path(output.index).parent),
+        records=lambda wildcards, input: str(Path(input.manifest).parent),
     log:
         f"logs/{BENCH}/report.log",
     conda:
         "../envs/dmlbench.yaml"
     shell:
-        "python -m dmlbench.cli report --tracking {input.tracking:q} --out {params.out:q} "
-        "--manifest {input.manifest:q} 2> {log:q}"
+        "python -m dmlbench.cli report --records {params.records:q} --tracking {input.tracking:q} "
+        "--out {params.out:q} 2> {log:q}"
 
 
 localrules:

@@ -627,4 +627,6 @@ PAPER_DATASET_NAMES = {
         "GCM": "gcm", "COLON": "colon", "Prostate": "prostate", "AR": "ar", "GT": "gt",
         "YALE": "yale",
     },
+    # the study's names of its KEEL sets (pyDML-Stats' results/basic-*nn-test.csv) -> keel-<set>
+    "suarez-2021": {row[0]: f"keel-{row[0]}" for row in _KEEL_DOBSCV},
 }

@@ -3,8 +3,9 @@ also when several ingests run at once.
 
 Layout: one experiment per benchmark; one parent run per (data set, method, parameters) holding
 the aggregation over its splits (`records.aggregation`: mean/std metrics, mean curves as metric
-histories `curve.<name>`); one child run per split holding that split's metrics, the record as an
-artifact, and the record's content hash in a tag; one run per config (kind `benchmark`) holding
+histories `curve.<name>`, but the N_k histograms together as one JSON artifact
+`histograms.json`); one child run per split holding that split's metrics (its N_k histograms in
+`histograms.json` likewise), the record as an artifact, and the record's content hash in a tag; one run per config (kind `benchmark`) holding
 it as an artifact; one run per `TrackedRun` of a study document. Runs are found again by their
 `dmlbench.key` tag, so ingesting the same records twice updates nothing, and a changed record
 updates its run instead of adding one.
@@ -38,6 +39,7 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import tempfile
 import time
 import urllib.parse
@@ -65,7 +67,8 @@ from .aggregation import (
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest
-LAYOUT_VERSION = 3
+#: (4: N_k histograms as the artifact `histograms.json`, parents tagged with a content hash)
+LAYOUT_VERSION = 4
 ARRAYS_ARTIFACT = "arrays.npz"
 
 
@@ -168,7 +171,72 @@ def _open_store(uri: str) -> None:
     """Open MLflow's store of `uri` once: it creates the tables of a new database."""
     from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
+    _synchronous_normal_in_wal()
     SqlAlchemyStore(uri, _local_artifact_root(uri) or "./mlartifacts")
+    _use_wal(uri)
+
+
+#: file systems on which SQLite's write-ahead log is unsafe (it needs shared memory between the
+#: processes that open the database, which these do not give across machines)
+_NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "afs", "lustre", "gpfs", "beegfs",
+               "ceph", "glusterfs", "fuse.sshfs", "9p")
+
+
+def _use_wal(uri: str) -> None:
+    """Switch a SQLite store on a local disk to write-ahead logging (WAL) and make every
+    connection of this process to a store in WAL mode use `synchronous=NORMAL`: a commit then
+    appends to the log without waiting for the disk, instead of writing, syncing and deleting a
+    rollback journal (an ingest commits about ten times per run). Readers and the writer no
+    longer block each other. A crash of the process loses nothing; a power cut may lose the
+    last commits, never the database (SQLite's documentation on WAL), and the next ingest
+    writes them again. WAL is a property of the database file; one on a network file system
+    (`_NETWORK_FS`) keeps the rollback journal."""
+    if not uri.startswith("sqlite:///") or ":memory:" in uri:
+        return
+    database = Path(uri[len("sqlite:///"):].split("?", 1)[0])
+    if _file_system(database) in _NETWORK_FS:
+        return
+    connection = sqlite3.connect(database)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError:
+        pass  # another process holds the database: this run keeps its journal mode
+    finally:
+        connection.close()
+
+
+@functools.cache
+def _synchronous_normal_in_wal() -> None:
+    """`PRAGMA synchronous=NORMAL` on each new SQLite connection (MLflow's engines included) to
+    a database in WAL mode; the setting is per connection, so it is set as each one opens."""
+    from sqlalchemy import event  # MLflow's database layer: heavy like mlflow
+    from sqlalchemy.engine import Engine
+
+    @event.listens_for(Engine, "connect")
+    def _normal(dbapi_connection, _record):
+        if isinstance(dbapi_connection, sqlite3.Connection):
+            mode = dbapi_connection.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() == "wal":
+                dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+
+
+def _file_system(path: Path) -> str:
+    """The type of the file system `path` lies on (/proc/self/mounts; '' when unknown)."""
+    target = str(path.resolve())
+    best, kind = "", ""
+    try:
+        with open("/proc/self/mounts") as fh:
+            for line in fh:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                mount = fields[1].replace("\\040", " ")
+                inside = target == mount or target.startswith(mount.rstrip("/") + "/")
+                if inside and len(mount) >= len(best):
+                    best, kind = mount, fields[2]
+    except OSError:
+        return ""
+    return kind
 
 
 def _local_artifact_root(uri: str) -> str | None:
@@ -267,19 +335,82 @@ def _batches(metrics: list, params: list, tags: list):
         yield batch["metrics"], batch["params"], batch["tags"]
 
 
+@dataclass
+class RunContent:
+    """What one run holds in MLflow, in the form the store keeps it: finite metrics (one value,
+    step 0), metric histories as (step, value) pairs of their finite values, params and tags as
+    text cut to MLflow's lengths. `ingest` logs it; `report.runs.RecordRuns` reads records
+    through it, so a report from the records shows what one from MLflow would."""
+
+    metrics: dict[str, float]
+    params: dict[str, str]
+    tags: dict[str, str]
+    histories: dict[str, list[tuple[int, float]]]
+    #: the N_k histograms (`voc.is_histogram`), one artifact `voc.HISTOGRAMS_ARTIFACT`
+    histograms: dict[str, list[float]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, metrics: dict, params: dict | None = None, tags: dict | None = None,
+           histories: dict | None = None) -> "RunContent":
+        """The run of these values; a history that is an N_k histogram goes to `histograms`
+        (thousands of metric rows per benchmark otherwise, each a database row to write)."""
+        histories = histories or {}
+        return cls(
+            metrics={k: float(v) for k, v in sorted(metrics.items())
+                     if v is not None and np.isfinite(v)},
+            params={k: str(v)[:6000] for k, v in sorted((params or {}).items())},
+            tags={k: str(v)[:5000] for k, v in sorted((tags or {}).items())},
+            histories={k: [(step, float(v)) for step, v in enumerate(values) if np.isfinite(v)]
+                       for k, values in sorted(histories.items()) if not voc.is_histogram(k)},
+            histograms={k: [float(v) for v in values] for k, values in sorted(histories.items())
+                        if voc.is_histogram(k)})
+
+    def curve(self, name: str) -> list[float]:
+        """A history's finite values in step order, or a histogram; empty if the run has
+        neither."""
+        if name in self.histograms:
+            return [v for v in self.histograms[name] if np.isfinite(v)]
+        return [v for _, v in self.histories.get(name, [])]
+
+    def latest(self) -> dict[str, float]:
+        """The value MLflow shows per metric (its `latest_metrics`): the scalar metrics and
+        each history's value at its highest step."""
+        out = dict(self.metrics)
+        out.update({k: points[-1][1] for k, points in self.histories.items() if points})
+        return out
+
+
 def _log(mlclient, run_id: str, metrics: dict, params: dict | None = None,
          tags: dict | None = None, histories: dict | None = None):
+    _log_content(mlclient, run_id, RunContent.of(metrics, params, tags, histories))
+
+
+def _log_content(mlclient, run_id: str, content: RunContent,
+                 files: dict[str, Path | str] | None = None) -> None:
+    """Log a run's content, and its artifacts in one call: the histograms and `files`
+    ({artifact name: a file to copy, or text to write})."""
     from mlflow.entities import Metric, Param, RunTag
 
     now = int(time.time() * 1000)
-    metric_list = [Metric(k, float(v), now, 0) for k, v in sorted(metrics.items())
-                   if v is not None and np.isfinite(v)]
-    metric_list += [Metric(k, float(v), now, step) for k, values in sorted((histories or {}).items())
-                    for step, v in enumerate(values) if np.isfinite(v)]
-    param_list = [Param(k, str(v)[:6000]) for k, v in sorted((params or {}).items())]
-    tag_list = [RunTag(k, str(v)[:5000]) for k, v in sorted((tags or {}).items())]
+    metric_list = [Metric(k, v, now, 0) for k, v in content.metrics.items()]
+    metric_list += [Metric(k, v, now, step) for k, points in content.histories.items()
+                    for step, v in points]
+    param_list = [Param(k, v) for k, v in content.params.items()]
+    tag_list = [RunTag(k, v) for k, v in content.tags.items()]
     for metrics_now, params_now, tags_now in _batches(metric_list, param_list, tag_list):
         mlclient.log_batch(run_id, metrics=metrics_now, params=params_now, tags=tags_now)
+    files = dict(files or {})
+    if content.histograms:
+        files[voc.HISTOGRAMS_ARTIFACT] = json.dumps(content.histograms, sort_keys=True)
+    if not files:
+        return
+    with tempfile.TemporaryDirectory() as tmp:  # one call: each call looks the run up again
+        for name, source in files.items():
+            if isinstance(source, Path):
+                shutil.copyfile(source, Path(tmp) / name)
+            else:
+                (Path(tmp) / name).write_text(source)
+        mlclient.log_artifacts(run_id, tmp)
 
 
 def _flat_params(record: dict) -> dict:
@@ -343,18 +474,44 @@ def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str
     return mlclient.create_run(exp_id, tags=tags, run_name=name).info.run_id
 
 
+def split_content(record: dict, digest: str | None = None) -> RunContent:
+    """A split run's metrics, fit info, curves, params and tags, with its content hash
+    (`split_digest`, computed unless given)."""
+    fit_metrics, fit_histories, fit_tags = fit_info_entries(record["fit_info"])
+    tags = {**_tags(record, voc.RunKind.SPLIT), **fit_tags, HASH: digest or split_digest(record),
+            voc.Tag.SPLIT: record["split"]["index"]}
+    curves = {voc.curve(k): v for k, v in record.get("curves", {}).items()}
+    return RunContent.of({**split_metrics(record), **fit_metrics}, _flat_params(record), tags,
+                         {**fit_histories, **curves})
+
+
+def parent_content(group: list[dict]) -> RunContent:
+    """A parent run's aggregation over its split records (`group`, in split order), tagged with
+    the content hash of the group (`parent_digest`)."""
+    first = group[0]
+    tags = {**_tags(first, voc.RunKind.PARENT), HASH: parent_digest(group)}
+    return RunContent.of(summary(group), _flat_params(first), tags, mean_curves(group))
+
+
+def parent_digest(group: list[dict]) -> str:
+    """The content hash a parent run is tagged with: of its splits' content (`LAYOUT_VERSION`
+    first), so the parent is logged again when a split or the layout changes."""
+    return f"{LAYOUT_VERSION}:" + voc.digest([records.content_hash(r) for r in group], None)
+
+
+def split_digest(record: dict) -> str:
+    """The content hash a split run is tagged with (`LAYOUT_VERSION` first)."""
+    return f"{LAYOUT_VERSION}:{records.content_hash(record)}"
+
+
 def _write_child(mlclient, run_id: str, record: dict, digest: str, folder: Path) -> None:
     """Log a split record into its run (metrics, fit info, curves, the record and its arrays as
     artifacts), FINISHED last; `folder` holds the record file (arrays are named relative to it)."""
-    fit_metrics, fit_histories, fit_tags = fit_info_entries(record["fit_info"])
-    tags = {**_tags(record, voc.RunKind.SPLIT), **fit_tags, HASH: digest,
-            voc.Tag.SPLIT: record["split"]["index"]}
-    curves = {voc.curve(k): v for k, v in record.get("curves", {}).items()}
-    _log(mlclient, run_id, {**split_metrics(record), **fit_metrics},
-         _flat_params(record), tags, {**fit_histories, **curves})
-    _log_record_artifact(mlclient, run_id, record)
-    if "arrays" in record:
-        _log_arrays_artifact(mlclient, run_id, folder, record["arrays"])
+    files = {"record.json": json.dumps(record, indent=2, sort_keys=True)}
+    if "arrays" in record:  # the split's arrays (.npz next to its record file)
+        _check_arrays(folder, record["arrays"])
+        files[ARRAYS_ARTIFACT] = folder / record["arrays"]["file"]
+    _log_content(mlclient, run_id, split_content(record, digest), files)
     mlclient.set_terminated(run_id)
 
 
@@ -518,41 +675,41 @@ class _Ingest:
 
     def parent(self, parent_key: str, group: list[dict]) -> str:
         """The parent run of one (data set, method, parameters): its splits' aggregation."""
-        first = group[0]
-        stats, curves = summary(group), mean_curves(group)
+        content = parent_content(group)
         run = self.known.get(parent_key)
+        if _up_to_date(run, content.tags[HASH]):
+            return run.info.run_id
         run_id = run.info.run_id if run else _start(self.mlclient, self.exp_id, parent_key,
-                                                    voc.RunKind.PARENT, _run_name(first))
-        stale = run is None or run.info.status != "FINISHED" or any(
-            run.data.metrics.get(k) != v for k, v in stats.items()) or any(
-            k not in run.data.metrics for k in curves)
-        if not stale:
-            return run_id
+                                                    voc.RunKind.PARENT, _run_name(group[0]))
 
         def write(rid):
-            _log(self.mlclient, rid, stats, _flat_params(first), _tags(first, voc.RunKind.PARENT),
-                 histories=curves)
+            _log_content(self.mlclient, rid, content)
             self.mlclient.set_terminated(rid)
 
         return _write(self.mlclient, self.exp_id, parent_key, run_id, write)
 
     def split(self, record: dict, parent_id: str, folder: Path) -> str:
-        digest = f"{LAYOUT_VERSION}:{records.content_hash(record)}"
+        digest = split_digest(record)
         name = f"{_run_name(record)} / split {record['split']['index']}"
         return self.run_for(record["job_key"], digest, voc.RunKind.SPLIT, name,
                             lambda rid: _write_child(self.mlclient, rid, record, digest, folder),
                             parent_id)
 
     def tracked(self, tracked: TrackedRun) -> str:
-        digest = tracked.content_digest
-        metrics = {k: v for k, v in tracked.result.items() if is_number(v)}
-        tags = {KIND: tracked.kind, HASH: digest, **tracked.tags}
+        content = tracked_content(tracked)
 
         def write(rid):
-            _log(self.mlclient, rid, metrics, tracked.params, tags)
+            _log_content(self.mlclient, rid, content)
             self.mlclient.set_terminated(rid)
 
-        return self.run_for(tracked.key, digest, tracked.kind, tracked.name, write)
+        return self.run_for(tracked.key, tracked.content_digest, tracked.kind, tracked.name, write)
+
+
+def tracked_content(tracked: TrackedRun) -> RunContent:
+    """The run of a study document's `TrackedRun`: its numbers as metrics, its params and tags."""
+    metrics = {k: v for k, v in tracked.result.items() if is_number(v)}
+    return RunContent.of(metrics, tracked.params,
+                         {KIND: tracked.kind, HASH: tracked.content_digest, **tracked.tags})
 
 
 def _run_name(record: dict) -> str:
@@ -644,13 +801,6 @@ def _ingest(groups: dict, folder: dict, experiment: str, config: dict | None,
     return out
 
 
-def _log_record_artifact(mlclient, run_id: str, record: dict) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "record.json"
-        path.write_text(json.dumps(record, indent=2, sort_keys=True))
-        mlclient.log_artifact(run_id, str(path))
-
-
 class ArraysMismatch(ValueError):
     """The arrays file a record names is missing or differs from the record's sha256."""
 
@@ -661,13 +811,3 @@ def _check_arrays(folder: Path, entry: dict) -> None:
         raise ArraysMismatch(f"arrays file {source} named by a record is missing")
     if hashlib.sha256(source.read_bytes()).hexdigest() != entry["sha256"]:
         raise ArraysMismatch(f"arrays file {source} does not match its record (sha256)")
-
-
-def _log_arrays_artifact(mlclient, run_id: str, folder: Path, entry: dict) -> None:
-    """The split's arrays (.npz next to its record file) as the run's artifact `arrays.npz`."""
-    source = folder / entry["file"]
-    _check_arrays(folder, entry)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / ARRAYS_ARTIFACT
-        shutil.copyfile(source, path)
-        mlclient.log_artifact(run_id, str(path))

@@ -1,4 +1,5 @@
-"""The benchmark report: tables and figures from the runs in MLflow, as one HTML page
+"""The benchmark report: tables and figures from the runs (in MLflow, or read from the record
+files themselves: `runs`), as one HTML page
 `reports/<benchmark>/index.html` with its figures and CSV tables beside it.
 
 The page opens on its answer (the summary section), then the details, section by section
@@ -28,34 +29,37 @@ from .render import Renderer
 from .sections import SECTIONS
 
 
-def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = None,
+def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
           title: str | None = None, description: str = "",
           config_run_id: str | None = None, manifest: str | Path | None = None,
           record_links: dict[str, str] | None = None, mlflow_link: bool = True,
           workers: int | None = None, progress: bool = False) -> Path:
-    """Write the report of `experiment` to `out_dir`; returns the path of index.html.
+    """Write the report of the runs of `source` to `out_dir`; returns the path of index.html.
 
-    `parent_keys` restricts it to those (data set, method) runs, e.g. the current config's.
-    The report's settings (`report.settings`: title, description, rope, paper tables) come
-    from the checked config logged with the runs: the run `config_run_id` (the track job's),
-    else the newest; `title` and `description` override the config's. `manifest`: the
+    `source`: where the runs are read, `runs.MlflowRuns` (an MLflow experiment) or
+    `runs.RecordRuns` (record files and study documents, no store). `parent_keys` restricts it
+    to those (data set, method) runs, e.g. the current config's. The report's settings
+    (`report.settings`: title, description, rope, paper tables) come from the checked config
+    logged with the runs: the run `config_run_id` (the track job's), else the newest; `title`
+    and `description` override the config's. `manifest`: the
     published records' manifest (`dmlbench.publish`), whose sha256 the page prints; its folder's
     config.json is then the published one, left as it is. `record_links` ({parent key: path
     relative to `out_dir`}, `publish.record_links`) makes every (data set, method) cell link to
     its record file instead of its MLflow run; `mlflow_link` names the MLflow experiment at the
-    top of the page (not for a report rebuilt through a temporary store). The page names the
+    top of the page (it needs the experiment's id among the runs). The page names the
     tracking store by its scheme and name only, and the config beside it is `public_config`
     (no local paths). `workers`: processes drawing the figures (default: the CPUs, at most 4);
     `progress`: progress bars on the console.
     """
     out_dir = Path(out_dir)
+    experiment = source.experiment
     started = time.perf_counter()
     with Renderer(workers, progress=progress) as renderer:  # its processes start meanwhile
-        parents, splits = runs.load(experiment, parent_keys)
-        config = runs.load_config(experiment, config_run_id)
+        parents, splits = source.load(parent_keys)
+        config = source.load_config(config_run_id)
         ctx = Context(parents, splits, out_dir, runs.hubness_k(parents), runs.ks(parents),
                       config, experiment=experiment, record_links=record_links,
-                      renderer=renderer)
+                      renderer=renderer, runs=source)
         built = []
         for section in tqdm(SECTIONS, desc="report: sections", unit="section", leave=False,
                             disable=not progress or None):
@@ -67,6 +71,7 @@ def build(experiment: str, out_dir: str | Path, parent_keys: list[str] | None = 
         if stale.name not in ctx.figures_written:
             stale.unlink()
     experiment_id = parents["experiment_id"].iloc[0]
+    mlflow_link = mlflow_link and experiment_id is not None
     env = Environment(loader=PackageLoader("dmlbench.report", "templates"),
                       autoescape=select_autoescape(["html"]))
     page = env.get_template("index.html").render(

@@ -6,6 +6,7 @@ matplotlib figure, and saved here."""
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import re
@@ -19,7 +20,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+from matplotlib.textpath import TextToPath  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from ..files import atomic_path  # noqa: E402
@@ -35,6 +39,20 @@ MAX_WIDTH_IN = 12.5
 MAX_HEIGHT_PX = 2000
 #: the label of a figure laid out to fit its page (`figures.grid`): saved without trimming
 FIXED_LAYOUT = "fixed-layout"
+#: the widest a table may be (pixels) in a 1400 px window: the page's column (page.css: body
+#: max-width 1340 px) less its frame's vertical scroll bar (15 px) and 25 px to spare
+TABLE_WIDTH_PX = 1300
+#: the table font (page.css: .84rem of 16 px) and the smaller one of a cell's sd line (.74em)
+FONT_PX = 0.84 * 16
+SD_FONT_PX = 0.74 * FONT_PX
+#: what a cell adds to its text: padding (.45rem a side) and right border; a swatch (.75em
+#: wide, .35em margin)
+CELL_EXTRA_PX = 2 * 0.45 * 16 + 1
+SWATCH_PX = 1.1 * FONT_PX
+#: a cell text up to this wide is counted on one line; a longer one wraps (page.css) and
+#: counts this much, or its longest word if that is wider
+NOWRAP_PX = 160
+_TEXT_PATH = TextToPath()
 
 
 #: the MLflow 3 UI's workflow switch set to "Model training" (its query parameter; checked in
@@ -60,6 +78,9 @@ class Context:
     experiment: str = ""
     record_links: dict[str, str] | None = None
     renderer: object | None = None
+    #: where the runs' curves, arrays and other kinds of runs are read (`runs.MlflowRuns`,
+    #: `runs.RecordRuns`)
+    runs: object | None = None
     mlflow_ui: str = field(default_factory=lambda: os.environ.get(
         "DMLBENCH_MLFLOW_UI", "http://127.0.0.1:5000"))
     figures_written: set = field(default_factory=set, repr=False)
@@ -213,19 +234,103 @@ def _cell_html(value) -> str:
     return html.escape(text)
 
 
-def _label_html(label, swatches: dict | None) -> str:
+def _label_html(label, swatches: dict | None, header: bool = False) -> str:
+    """A row or column label, escaped, with its swatch; a column's header (which wraps to fit,
+    page.css) may also break after an underscore."""
     text = html.escape(str(label))
+    if header:
+        text = text.replace("_", "_<wbr>")
     colour = (swatches or {}).get(label)
     if colour:
         return f"<span class='swatch' style='background:{colour}'></span>{text}"
     return text
 
 
+#: DejaVu Sans (matplotlib ships it): the font headless Chromium on Debian shows for the page's
+#: system-ui, and among the widest sans-serif ones, so that a table estimated to fit in it fits
+#: in the narrower fonts of other systems too
+_FONTS = {bold: font_manager.FontProperties(family="DejaVu Sans", size=FONT_PX,
+                                            weight="bold" if bold else "normal")
+          for bold in (False, True)}
+
+
+@functools.cache
+def text_width(text: str, size_px: float = FONT_PX, bold: bool = False) -> float:
+    """The width (px) of `text` on one line in DejaVu Sans of `size_px` pixels, as a browser
+    lays it out (unhinted advances; within 0.1 px of headless Chromium's)."""
+    if not text:
+        return 0.0
+    font = _FONTS[bold].copy()
+    font.set_size(size_px)  # the width comes in the font size's unit: pixels
+    return _TEXT_PATH.get_text_width_height_descent(text, font, ismath=False)[0]
+
+
+#: where a column's header may break: at spaces, after a hyphen before a letter, after an
+#: underscore (a <wbr>, `_label_html`)
+_HEADER_BREAKS = re.compile(r"\s+|(?<=-)(?=[A-Za-z])|(?<=_)")
+
+
+def _header_width(label, swatch: bool) -> float:
+    """The least width of a column's header: its widest unbreakable piece (bold)."""
+    pieces = [p for p in _HEADER_BREAKS.split(str(label)) if p]
+    widths = [text_width(p, bold=True) for p in pieces] or [0.0]
+    widths[0] += SWATCH_PX if swatch else 0.0
+    return max(widths)
+
+
+def _cell_width(value, bold: bool) -> float:
+    """The width a cell takes in its column: a short text on one line, a longer one wrapped to
+    `NOWRAP_PX` or its longest word; an sd (`_cell_html`) on a line of its own."""
+    text = str(value)
+    if len(text) > FOLD_CHARS:
+        text = text[:FOLD_CHARS]
+    match = _PLUS_MINUS.match(text)
+    main, sd = (match.group(1), f"± {match.group(2)}") if match else (text, "")
+    width = text_width(main, bold=bold)
+    if width > NOWRAP_PX:
+        width = max([NOWRAP_PX] + [text_width(w, bold=bold) for w in main.split()])
+    return max(width, text_width(sd, SD_FONT_PX, bold=bold))
+
+
+def _column_widths(text: pd.DataFrame, is_best: Callable, footer: pd.DataFrame | None,
+                   swatches: dict | None) -> tuple[float, list[float]]:
+    """(width of the first column, widths of the others) of the table `html_table` writes, in
+    pixels: a header at its widest unbreakable piece, a row label on one line (page.css), a
+    cell as `_cell_width` (bold where `is_best(row, column)`)."""
+    swatches = swatches or {}
+    rows = list(text.index) + ([] if footer is None else list(footer.index))
+    first = max([_header_width(text.index.name or "", False)]
+                + [text_width(str(r), bold=True) + (SWATCH_PX if r in swatches else 0.0)
+                   for r in rows])
+    widths = []
+    for j, col in enumerate(text.columns):
+        cells = [_cell_width(v, is_best(idx, col)) for idx, v in zip(text.index, text.iloc[:, j])]
+        if footer is not None and len(footer.columns) > j:
+            cells += [_cell_width(v, False) for v in footer.iloc[:, j]]
+        widths.append(max([_header_width(col, col in swatches)] + cells))
+    return first + CELL_EXTRA_PX, [w + CELL_EXTRA_PX for w in widths]
+
+
+def column_parts(first: float, widths: list[float],
+                 limit: float = TABLE_WIDTH_PX) -> list[list[int]]:
+    """The columns (positions) of each part of a table too wide for `limit` pixels: the fewest
+    runs of neighbouring columns, of about equal count, that each fit beside the first column
+    (a column too wide for that alone makes a part of its own); one part if the table fits."""
+    n = len(widths)
+    for parts in range(1, n + 1):
+        split = [list(p) for p in np.array_split(np.arange(n), parts)]
+        if all(len(p) == 1 or first + sum(widths[i] for i in p) <= limit for p in split):
+            return split
+    return [[]]  # no columns but the first
+
+
 def html_table(text: pd.DataFrame, best: pd.DataFrame | None = None,
                links: pd.DataFrame | None = None, footer: pd.DataFrame | None = None,
                swatches: dict[str, str] | None = None, transpose: bool = False) -> str:
     """An HTML table of strings, sortable by a click on a column's header (the page's script),
-    with a sticky header and first column (the page's style).
+    with a sticky header and first column (the page's style). A table wider than
+    `TABLE_WIDTH_PX` (`column_parts`) is written as several tables, each with the first column
+    and a run of the other columns, so that none scrolls sideways at 1400 px.
 
     `best` marks cells in bold, `links` wraps cells in anchors (both indexed like `text`),
     `footer` rows (same columns) stay below the sorted rows, `swatches` ({row or column label:
@@ -235,11 +340,10 @@ def html_table(text: pd.DataFrame, best: pd.DataFrame | None = None,
         text = text.T
         best = None if best is None else best.T
         links = None if links is None else links.T
-    corner = html.escape(str(text.index.name or ""))
-    rows = [f"<div class='table-wrap'><table class='dataframe sortable'><thead><tr>"
-            f"<th>{corner}</th>"]
-    rows += [f"<th>{_label_html(c, swatches)}</th>" for c in text.columns]
-    rows.append("</tr></thead><tbody>")
+
+    def is_best(idx, col) -> bool:
+        return best is not None and col in best.columns and idx in best.index \
+            and bool(best.at[idx, col])
 
     def row_html(idx, row, marks: bool) -> str:
         cells = [f"<tr><th>{_label_html(idx, swatches)}</th>"]
@@ -249,19 +353,27 @@ def html_table(text: pd.DataFrame, best: pd.DataFrame | None = None,
                 and idx in links.index else None
             if isinstance(link, str):
                 cell = f"<a class='run' href='{html.escape(link)}'>{cell}</a>"
-            cls = " class='best'" if marks and best is not None and col in best.columns \
-                and idx in best.index and bool(best.at[idx, col]) else ""
+            cls = " class='best'" if marks and is_best(idx, col) else ""
             cells.append(f"<td{cls}>{cell}</td>")
         return "".join(cells) + "</tr>"
 
-    rows += [row_html(idx, row, True) for idx, row in text.iterrows()]
-    rows.append("</tbody>")
-    if footer is not None and len(footer):
-        rows.append("<tfoot>")
-        rows += [row_html(idx, row, False) for idx, row in footer.iterrows()]
-        rows.append("</tfoot>")
-    rows.append("</table></div>")
-    return "".join(rows)
+    def part_html(part: pd.DataFrame, part_footer: pd.DataFrame | None) -> str:
+        rows = [f"<div class='table-wrap'><table class='dataframe sortable'><thead><tr>"
+                f"<th>{html.escape(str(part.index.name or ''))}</th>"]
+        rows += [f"<th>{_label_html(c, swatches, header=True)}</th>" for c in part.columns]
+        rows.append("</tr></thead><tbody>")
+        rows += [row_html(idx, row, True) for idx, row in part.iterrows()]
+        rows.append("</tbody>")
+        if part_footer is not None and len(part_footer):
+            rows.append("<tfoot>")
+            rows += [row_html(idx, row, False) for idx, row in part_footer.iterrows()]
+            rows.append("</tfoot>")
+        rows.append("</table></div>")
+        return "".join(rows)
+
+    first, widths = _column_widths(text, is_best, footer, swatches)
+    return "".join(part_html(text.iloc[:, p], None if footer is None else footer.iloc[:, p])
+                   for p in column_parts(first, widths))
 
 
 def save_figure(fig, out_dir: Path, name: str) -> str:

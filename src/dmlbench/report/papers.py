@@ -9,7 +9,8 @@ difference, sqrt(se_paper^2 + se_ours^2) with se_ours = our sd / sqrt(splits): b
 sampling error, and a perfect reproduction judged against the paper's error alone would pass only
 about half the time. The old criterion, |ours - paper| <= se_paper, is kept beside it ("within
 published s.e."). Where the paper prints no error, the entry's `tolerance` decides (a number, or
-z standard errors of our mean).
+z standard errors of our mean). An entry's `notes` put a cause beside named cells (column
+"note", e.g. why a cell of the same computation differs from the paper's).
 """
 
 from __future__ import annotations
@@ -36,12 +37,12 @@ Z_DIFFERENCE = 2.0
 
 def result_tables() -> list[str]:
     """Stems of the transcribed tables that hold results (cells with a value and a metric whose
-    direction is known), e.g. "shigeto-2017_table3a"; not the data-set lists or settings; and
-    the published win/loss counts (`WIN_LOSS_TABLE`)."""
+    direction is known), e.g. "shigeto-2017_table3a" or "suarez-2021_basic-knn"; not the
+    data-set lists or settings; and the published win/loss counts (`WIN_LOSS_TABLE`)."""
     folder = resources.files("dmlbench.report") / "paper_tables"
     out = [WIN_LOSS_TABLE]
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".csv") and "_table" in entry.name:
+        if entry.name.endswith(".csv"):
             with entry.open() as fh:
                 header = fh.readline().strip().split(",")
             if {"value", "metric", "dataset", "method"} <= set(header):
@@ -133,6 +134,7 @@ def side_by_side(spec: dict, parents: pd.DataFrame) -> pd.DataFrame:
     for column, value in (spec.get("where") or {}).items():
         paper = paper[paper[column].astype(str) == str(value)]
     paper = paper[paper["dataset"].isin(spec["datasets"]) & paper["method"].isin(spec["methods"])]
+    notes = _notes(spec, paper)
     scale = float(spec.get("scale", 1.0))
     ours = parents.set_index(["dataset", "method"])
     rows = []
@@ -158,10 +160,30 @@ def side_by_side(spec: dict, parents: pd.DataFrame) -> pd.DataFrame:
             "reproduced": bool(abs(diff) <= bound) if np.isfinite(bound) and judged else None,
             "within published s.e.": (bool(abs(diff) <= stderr) if np.isfinite(stderr) and judged
                                       else None),
+            **({"note": notes.get((cell["dataset"], cell["method"]), "")} if notes else {}),
             "run_id": ours.at[key, "run_id"] if found else None,
             "experiment_id": ours.at[key, "experiment_id"] if found else None,
         })
     return pd.DataFrame(rows)
+
+
+def _notes(spec: dict, paper: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """{(paper's data set, paper's method): note} of the entry's `notes`; a note naming a cell
+    the entry does not compare is an error (a misspelt name would otherwise vanish)."""
+    kept = set(zip(paper["dataset"], paper["method"]))
+    out = {}
+    for note in spec.get("notes") or []:
+        key = (note["dataset"], note["method"])
+        if key not in kept:
+            raise ValueError(f"paper_tables entry '{spec.get('title') or spec['table']}': its note "
+                             f"on {key[0]} / {key[1]} names no cell it compares (its data sets "
+                             f"and methods are the paper's names: {sorted(spec['datasets'])}, "
+                             f"{sorted(spec['methods'])})")
+        if key in out:
+            raise ValueError(f"paper_tables entry '{spec.get('title') or spec['table']}': two "
+                             f"notes on {key[0]} / {key[1]}")
+        out[key] = str(note["note"])
+    return out
 
 
 def _se_difference(stderr: float, std: float, splits: int) -> float:
@@ -232,6 +254,12 @@ def summary(frame: pd.DataFrame, title: str) -> str:
                for _, r in worst.head(3).iterrows() if not r["reproduced"]]
         if far:
             parts.append("Largest departures: " + "; ".join(far) + ".")
+        if "note" in judged:
+            outside = judged[~judged["reproduced"].astype(bool)]
+            noted = outside[outside["note"].astype(str) != ""]
+            if len(outside):
+                parts.append(f"{len(noted)} of the {len(outside)} cells outside carry a note on "
+                             "their cause (column 'note').")
     if len(ran) and len(judged) < len(ran):
         parts.append(f"{len(ran) - len(judged)} cells have no printed error and no tolerance, so "
                      "they are shown without a verdict.")

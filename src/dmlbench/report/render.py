@@ -11,6 +11,7 @@ raises the first error, so a report is never written with a figure missing.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.forkserver
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -70,9 +71,17 @@ class Renderer:
                                disable=not self.progress or None, leave=False):
                 future.result()
         finally:
-            if self.pool is not None:
-                self.pool.shutdown(cancel_futures=True)
-                self.pool = None
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        """End the pool and wait for its fork server, so that the CPU of the pool's processes
+        counts among this process's children (`os.times`, `time -v`, the workflow's CPU
+        breakdown): a fork server nobody waits for takes it away when it exits."""
+        if self.pool is None:
+            return
+        self.pool.shutdown(cancel_futures=True)
+        self.pool = None
+        multiprocessing.forkserver._forkserver._stop()  # the next pool starts a new one
 
     def __enter__(self) -> Renderer:
         return self
@@ -80,6 +89,5 @@ class Renderer:
     def __exit__(self, *exc) -> None:
         if exc[0] is None:
             self.close()
-        elif self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-            self.pool = None
+        else:
+            self._shutdown()

@@ -1,19 +1,177 @@
-"""Read a benchmark's runs back from MLflow as tidy pandas tables (the report never refits)."""
+"""A benchmark's runs as tidy pandas tables (the report never refits), read from MLflow
+(`MlflowRuns`) or straight from record files and study documents (`RecordRuns`): the same
+tables either way, as the records reader builds each run through the ingest's own
+`tracking.RunContent` and reads it as MLflow would show it."""
 
 from __future__ import annotations
 
 import json
 import tempfile
+from pathlib import Path
 
-import mlflow
 import numpy as np
 import pandas as pd
 
+from .. import records
 from .. import vocabulary as voc
 from ..records import tracking
 
+# mlflow is imported inside the functions that query the store, not here: its import takes
+# seconds, and a report read from the record files (the workflow's, `report --records`) never
+# needs it.
+
+
+class MlflowRuns:
+    """The runs of MLflow experiment `experiment` (the store of `tracking.tracking_uri()`)."""
+
+    def __init__(self, experiment: str):
+        self.experiment = experiment
+        self._artifact_uris: dict[str, str] = {}
+
+    def load(self, parent_keys: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(parents, splits): see `select`; otherwise the newest parent per (data set, method
+        label)."""
+        parents = _search(self.experiment, voc.RunKind.PARENT)
+        if parents.empty:
+            raise ValueError(f"MLflow experiment '{self.experiment}' at "
+                             f"{tracking.tracking_uri()} has no dmlbench runs; run the workflow "
+                             "(or `dmlbench ingest`) first")
+        parents, splits = select(parents, _search(self.experiment, voc.RunKind.SPLIT),
+                                 parent_keys)
+        for frame in (parents, splits):
+            self._artifact_uris.update(zip(frame["run_id"], frame["artifact_uri"]))
+        return parents, splits
+
+    def load_config(self, run_id: str | None = None) -> dict | None:
+        """The benchmark config logged with the runs: that of run `run_id` (a run of kind
+        'benchmark', e.g. the track job's `config_run_id`), else the newest (None if none)."""
+        return load_config(self.experiment, run_id)
+
+    def load_kind(self, kind: str) -> pd.DataFrame:
+        return load_kind(self.experiment, kind)
+
+    def curves(self, run_ids, name: str) -> dict[str, list[float]]:
+        """{run id: its curve `name`} of the runs (of a `load`) that have it: a metric history
+        (`curves`), or an N_k histogram from the run's artifact `voc.HISTOGRAMS_ARTIFACT`."""
+        if not voc.is_histogram(name):
+            return curves(run_ids, name)
+        out = {}
+        for run_id in dict.fromkeys(run_ids):
+            values = histograms(self._artifact_uris[run_id]).get(name)
+            if values:
+                out[run_id] = [v for v in values if np.isfinite(v)]
+        return out
+
+    def split_arrays(self, run_id: str) -> dict | None:
+        """The arrays a split run of the last `load` kept (`split_arrays`)."""
+        return split_arrays(self._artifact_uris[run_id])
+
+
+class RecordRuns:
+    """The runs of record files and study documents, as an ingest would make them, without a
+    store. `record_paths`: record files (their arrays files beside them, as the records name
+    them); `tracked`: the study documents' runs (`studies.tracked_runs`); `config`: the
+    benchmark config (what `load_config` returns); `experiment` (default: the records'
+    benchmark) and `experiment_id`, which the page names. Run ids are the runs' keys (a
+    split's job key, a parent key); start times follow the order in which an ingest creates
+    the runs, so rows come in the order `mlflow.search_runs` gives them (a section that takes
+    the first of several rows sees the same one)."""
+
+    def __init__(self, record_paths, tracked=(), config: dict | None = None,
+                 experiment: str | None = None, experiment_id: str | None = None):
+        self.config = config
+        by_key: dict[str, dict] = {}
+        self._folders: dict[str, Path] = {}
+        for path in map(Path, record_paths):
+            for record in records.read(path):
+                by_key.pop(record["job_key"], None)  # a record read again counts where read last
+                by_key[record["job_key"]] = record
+                self._folders[record["job_key"]] = path.parent
+        if not by_key and not tracked:
+            raise ValueError("no result records to report")
+        self.experiment = experiment or (next(iter(by_key.values()))["benchmark"] if by_key
+                                         else tracked[0].benchmark)
+        self.experiment_id = experiment_id
+        self._records = by_key
+        groups: dict[str, list[dict]] = {}
+        for record in by_key.values():
+            groups.setdefault(record["parent_key"], []).append(record)
+        for group in groups.values():
+            group.sort(key=lambda r: r["split"]["index"])
+        self._groups = groups
+        self._contents: dict[str, tracking.RunContent] = {}
+        # in the order an ingest creates the runs (parent keys sorted, each parent's splits in
+        # split order), which `_frame` turns, as MLflow does, newest first
+        parents = [(key, tracking.parent_content(group)) for key, group in sorted(groups.items())]
+        splits = [(r["job_key"], tracking.split_content(r))
+                  for _, group in sorted(groups.items()) for r in group]
+        self._contents.update(parents)
+        self._contents.update(splits)
+        self._parents = self._frame(parents, voc.RunKind.PARENT)
+        self._splits = self._frame(splits, voc.RunKind.SPLIT)
+        self._tracked = list(tracked)
+
+    def _frame(self, runs: list[tuple[str, tracking.RunContent]], kind: str) -> pd.DataFrame:
+        """`mlflow.search_runs`' table of these runs (its columns, newest first)."""
+        rows = []
+        for i, (key, content) in enumerate(runs):
+            row = {"run_id": key, "experiment_id": self.experiment_id, "status": "FINISHED",
+                   "artifact_uri": None, "start_time": pd.Timestamp(i, unit="ms", tz="UTC"),
+                   **{f"metrics.{k}": v for k, v in content.latest().items()},
+                   **{f"params.{k}": v for k, v in content.params.items()},
+                   **{f"tags.{k}": v for k, v in content.tags.items()},
+                   f"tags.{tracking.KEY}": key, f"tags.{tracking.KIND}": kind}
+            rows.append(row)
+        return _search_frame(rows[::-1])
+
+    def load(self, parent_keys: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(parents, splits): see `select`; all of them without `parent_keys` (the records
+        are what is to be reported)."""
+        if self._parents.empty:
+            raise ValueError("the records hold no split records to report")
+        return select(self._parents, self._splits,
+                      list(self._groups) if parent_keys is None else parent_keys)
+
+    def load_config(self, run_id: str | None = None) -> dict | None:
+        return self.config
+
+    def load_kind(self, kind: str) -> pd.DataFrame:
+        runs = [(t.key, tracking.tracked_content(t)) for t in self._tracked if t.kind == kind]
+        unique = dict(runs)  # a run tracked again counts as last tracked
+        return tidy_kind(self._frame(list(unique.items()), kind))
+
+    def curves(self, run_ids, name: str) -> dict[str, list[float]]:
+        """{run id: its curve `name`} of the runs that have it (`MlflowRuns.curves`)."""
+        out = {}
+        for run_id in dict.fromkeys(run_ids):
+            values = self._contents[run_id].curve(name)
+            if values:
+                out[run_id] = values
+        return out
+
+    def split_arrays(self, run_id: str) -> dict | None:
+        entry = self._records[run_id].get("arrays")
+        if entry is None:
+            return None
+        with np.load(self._folders[run_id] / entry["file"]) as npz:
+            return {name: npz[name] for name in npz.files}
+
+
+def _search_frame(rows: list[dict]) -> pd.DataFrame:
+    """Rows of run fields as `mlflow.search_runs` lays them out: the run's fields, then
+    metrics (NaN where a run lacks one), params and tags (None where a run lacks one)."""
+    info = ["run_id", "experiment_id", "status", "artifact_uri", "start_time"]
+    names = sorted({k for row in rows for k in row if k not in info})
+    data = {c: [row.get(c) for row in rows] for c in info}
+    for name in names:
+        missing = np.nan if name.startswith("metrics.") else None
+        data[name] = [row.get(name, missing) for row in rows]
+    return pd.DataFrame(data)
+
 
 def _search(experiment: str, kind: str) -> pd.DataFrame:
+    import mlflow
+
     tracking.client()
     frame = mlflow.search_runs(
         experiment_names=[experiment],
@@ -24,7 +182,14 @@ def _search(experiment: str, kind: str) -> pd.DataFrame:
 
 
 def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(parents, splits) of `experiment`: one row per parent run and per split run.
+    """(parents, splits) of MLflow experiment `experiment` (`MlflowRuns.load`)."""
+    return MlflowRuns(experiment).load(parent_keys)
+
+
+def select(parents: pd.DataFrame, splits: pd.DataFrame,
+           parent_keys: list[str] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(parents, splits) tidy, from `mlflow.search_runs` tables of parent and split runs: one
+    row per parent run and per split run.
 
     With `parent_keys` only those parents (and their splits) are kept, e.g. the current config's;
     otherwise the newest parent per (data set, method label). Columns are the metric names plus
@@ -32,12 +197,9 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
     the run parameters `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's
     parameters as JSON (`method_params`), the label of its hubness reduction, if any
     (`hubness_reduction`), and the unpinned downloaded files of its data set, if any
-    (`unpinned`: "<group>/<file> sha256:<hex> ..."), and the run's `artifact_uri`.
+    (`unpinned`: "<group>/<file> sha256:<hex> ..."), and the run's `artifact_uri`; a split
+    run's index among its parent's splits (`split`, text; None for a parent).
     """
-    parents, splits = _search(experiment, voc.RunKind.PARENT), _search(experiment, voc.RunKind.SPLIT)
-    if parents.empty:
-        raise ValueError(f"MLflow experiment '{experiment}' at {tracking.tracking_uri()} has no "
-                         "dmlbench runs; run the workflow (or `dmlbench ingest`) first")
     parents, splits = _tidy(parents), _tidy(splits)
     if parent_keys is not None:
         parents = parents[parents["parent_key"].isin(parent_keys)]
@@ -48,10 +210,24 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
     return parents.reset_index(drop=True), splits.reset_index(drop=True)
 
 
+def histograms(artifact_uri: str) -> dict[str, list[float]]:
+    """The N_k histograms of a run (its artifact `voc.HISTOGRAMS_ARTIFACT`: {curve name:
+    counts}); {} when it has none."""
+    import mlflow
+
+    names = {a.path.rsplit("/", 1)[-1]
+             for a in mlflow.artifacts.list_artifacts(artifact_uri=artifact_uri)}
+    if voc.HISTOGRAMS_ARTIFACT not in names:
+        return {}
+    return mlflow.artifacts.load_dict(f"{artifact_uri.rstrip('/')}/{voc.HISTOGRAMS_ARTIFACT}")
+
+
 def split_arrays(artifact_uri: str) -> dict | None:
     """The arrays a split run's method kept (its MLflow artifact `arrays.npz`, written by the
     job next to the record), or None when it kept none. `artifact_uri`: the run's (a column of
     the runs `load` returns), so that no query of the run is needed."""
+    import mlflow
+
     # listed by the URI, paths come relative to its parent folder (`artifacts/arrays.npz`)
     names = {a.path.rsplit("/", 1)[-1]
              for a in mlflow.artifacts.list_artifacts(artifact_uri=artifact_uri)}
@@ -102,6 +278,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "preprocess": _param(frame, "preprocess"),
         "method_params": _method_params(frame),
         "hubness_reduction": frame.get(f"tags.{voc.Tag.HUBNESS_REDUCTION}"),
+        "split": frame.get(f"tags.{voc.Tag.SPLIT}"),
         **{name: frame.get(f"tags.{tag}") for name, tag in (
             ("git_commit", voc.Tag.GIT_COMMIT), ("host", voc.Tag.HOST),
             ("machine", voc.Tag.MACHINE), ("finished", voc.Tag.FINISHED),
@@ -127,9 +304,15 @@ def hubness_k(parents: pd.DataFrame) -> int:
 
 
 def load_kind(experiment: str, kind: str) -> pd.DataFrame:
-    """Runs of another kind than parent/split (e.g. `mvce_validation`): one row per run with
-    `run_id`, `start_time`, `dataset`, its metrics and params (prefix `param.`); empty if none."""
-    frame = _search(experiment, kind)
+    """Runs of another kind than parent/split (e.g. `mvce_validation`) of MLflow experiment
+    `experiment`: see `tidy_kind`."""
+    return tidy_kind(_search(experiment, kind))
+
+
+def tidy_kind(frame: pd.DataFrame) -> pd.DataFrame:
+    """A `mlflow.search_runs` table of runs of another kind than parent/split: one row per run
+    with `run_id`, `start_time`, `dataset`, its metrics and params (prefix `param.`); empty if
+    none."""
     if frame.empty:
         return frame
     out = pd.DataFrame({"run_id": frame["run_id"], "experiment_id": frame["experiment_id"],
@@ -151,17 +334,13 @@ def load_config(experiment: str, run_id: str | None = None) -> dict | None:
         if runs.empty:
             return None
         run_id = runs.sort_values("start_time")["run_id"].iloc[-1]
+    import mlflow
+
     with tempfile.TemporaryDirectory() as tmp:  # MLflow's own download folder is never removed
         path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="config.json",
                                                    dst_path=tmp)
         with open(path) as fh:
             return json.load(fh)
-
-
-def curve(run_id: str, name: str) -> list[float]:
-    """A curve of a run (an MLflow metric history, e.g. `curve.nk_hist_n10`) in step order;
-    empty when the run has none."""
-    return curves([run_id], name).get(run_id, [])
 
 
 #: run ids per query of `curves` (SQL `IN` lists stay short)

@@ -194,11 +194,10 @@ def _claim_cell(row) -> str:
             f"<p><b>Ours:</b> {html.escape(str(row['ours']))}</p></details>")
 
 
-#: the scoreboard's additions to the reports' style: text cells left-aligned, long row and
-#: column names wrapped so that the tables fit the page
+#: the scoreboard's additions to the reports' style: text cells left-aligned, long row names
+#: wrapped (column names wrap on every page) so that the tables fit the page
 STYLE = ("table.dataframe td.text { text-align: left; }"
-         "table.dataframe tbody th { white-space: normal; min-width: 9rem; max-width: 17rem; }"
-         "table.dataframe thead th { white-space: normal; }")
+         "table.dataframe tbody th { white-space: normal; min-width: 9rem; max-width: 17rem; }")
 
 
 def _template(name: str) -> str:

@@ -1,7 +1,7 @@
 """Report section for the evaluation of Chang 2012: classification rate against the dimensionality
 of the mapped vector (the layout of Figs. 2-3) with the best average rate and the "most effective
 dimensionality" of every method, and the loss bound B(M_t) against rank(M_t) of the boosted
-metrics (Figs. 4-5). It reads MLflow metric histories: the parents' mean sweep curves
+metrics (Figs. 4-5). It reads the runs' metric histories: the parents' mean sweep curves
 (`curve.sweep_accuracy_k<k>`) and the split runs' `fit.bound` / `fit.rank_path`."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ... import vocabulary as voc
-from .. import figures, palette, papers, ranking, runs, tables
+from .. import figures, palette, papers, ranking, tables
 from ..base import Context, Section, export_table, html_table, methods_as_rows
 
 #: the paper's claims (section 4.2); its results are figures, so they are quoted, not tabulated
@@ -25,7 +25,7 @@ def sweep_frame(ctx: Context, k: int) -> pd.DataFrame:
     if column not in ctx.parents:
         return pd.DataFrame()
     swept = ctx.parents[ctx.parents[column].notna()]
-    found = runs.curves(swept["run_id"], voc.curve(voc.sweep_accuracy(k)))
+    found = ctx.runs.curves(swept["run_id"], voc.curve(voc.sweep_accuracy(k)))
     rows = []
     for _, p in swept.iterrows():
         for dim, rate in enumerate(found.get(p["run_id"], []), 1):
@@ -74,8 +74,8 @@ def loss_paths(ctx: Context) -> pd.DataFrame:
         return pd.DataFrame()
     shown = pd.concat([group.sort_values("run_id").head(MAX_PATHS)
                        for _, group in boosted.groupby(["dataset", "method"])])
-    bounds = runs.curves(shown["run_id"], "fit.bound")
-    ranks = runs.curves(shown["run_id"], "fit.rank_path")
+    bounds = ctx.runs.curves(shown["run_id"], "fit.bound")
+    ranks = ctx.runs.curves(shown["run_id"], "fit.rank_path")
     rows = []
     for _, run in shown.iterrows():
         rows += [{"dataset": run["dataset"], "method": run["method"],

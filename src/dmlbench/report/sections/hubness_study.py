@@ -4,8 +4,9 @@ set; the N_k distributions on log-log axes for the data sets with the strongest 
 against skewness; and training time in the layout of Table 4 with the speed-up of Move-labeled
 over the fastest of LMNN, ITML and DML-eig on each data set.
 
-Everything comes from MLflow: parent-run means, split-run metrics (`fit.refit_s`) and the
-split runs' metric histories `curve.nk_hist_n<k>` (the N_k histogram written by `evaluate`).
+Everything comes from the runs (`Context.runs`): parent-run means, split-run metrics (`fit.refit_s`) and the
+split runs' N_k histograms `curve.nk_hist_n<k>` (written by `evaluate`; in MLflow the runs' artifact
+`histograms.json`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ... import vocabulary as voc
-from .. import figures, palette, ranking, runs, tables
+from .. import figures, palette, ranking, tables
 from ..base import Context, Section, export_table, html_table
 
 #: registered names of the Mahalanobis learners Move-labeled is timed against (Table 4)
@@ -53,7 +54,7 @@ def histograms(ctx: Context, name: str, datasets: list[str]) -> pd.DataFrame:
     summed."""
     rows = []
     splits = ctx.splits[ctx.splits["dataset"].isin(datasets)]
-    found = runs.curves(splits["run_id"], name)
+    found = ctx.runs.curves(splits["run_id"], name)
     for _, split in splits.iterrows():
         rows += [{"dataset": split["dataset"], "method": split["method"], "nk": m, "count": c}
                  for m, c in enumerate(found.get(split["run_id"], []))]

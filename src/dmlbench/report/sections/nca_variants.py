@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import figures, palette, runs
+from .. import figures, palette
 from ..base import Context, Section, export_table, html_table
 
 FAMILY = "nca"
@@ -80,13 +80,13 @@ def time_accuracy(points: pd.DataFrame, rule: str, style: dict):
     return fig
 
 
-def projection_arrays(splits: pd.DataFrame, dataset: str) -> list[tuple[str, dict]]:
+def projection_arrays(ctx: Context, splits: pd.DataFrame, dataset: str) -> list[tuple[str, dict]]:
     """(method, arrays) of the first split with a 2-D test embedding of each method on
-    `dataset` (the split runs' MLflow artifact `arrays.npz`)."""
+    `dataset` (the split runs' arrays: their MLflow artifact or file `arrays.npz`)."""
     panels = []
     for method, group in sorted(splits[splits["dataset"] == dataset].groupby("method")):
-        for uri in group.sort_values("run_id")["artifact_uri"]:
-            arrays = runs.split_arrays(uri)
+        for run_id in group.sort_values("run_id")["run_id"]:
+            arrays = ctx.runs.split_arrays(run_id)
             if arrays and "test_embedding" in arrays:
                 panels.append((method, {k: arrays[k] for k in ("test_embedding",
                                                                 "test_labels")}))
@@ -135,7 +135,7 @@ def section(ctx: Context) -> Section | None:
                        "contour of a Gaussian in (log time, accuracy) per method (Fig. 5.2 "
                        "layout); a colour per variant, a marker per setting.")
     for dataset in sorted(splits["dataset"].unique()):
-        panels = projection_arrays(splits, dataset)
+        panels = projection_arrays(ctx, splits, dataset)
         if panels:
             name = "".join(ch if ch.isalnum() else "_" for ch in dataset)
             sec.figure(ctx.figure(f"nca_projection_{name}.png", projections, panels),

@@ -11,7 +11,7 @@ import json
 import pandas as pd
 
 from ... import vocabulary as voc
-from .. import claims, comparisons, papers, ranking, settings, tables
+from .. import claims, comparisons, hierarchical, papers, ranking, settings, tables
 from ..base import Context, Section
 
 #: how many methods the summary names
@@ -44,11 +44,12 @@ def summary(ctx: Context) -> Section:
     k = ctx.ks[0]
     bayes = comparisons.results(ctx, k)
     ranking.critical_difference(ctx, k)  # submitted now, drawn while the sections go on
-    sec.later(lambda part: part.html(_summary_html(ctx, k, bayes)))
+    tests = {k: hierarchical.results(ctx, k) for k in ctx.ks}
+    sec.later(lambda part: part.html(_summary_html(ctx, k, bayes, tests)))
     return sec
 
 
-def _summary_html(ctx: Context, k: int, bayes) -> str:
+def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
     p, s = ctx.parents, ctx.splits
     families = p.drop_duplicates("method")["family"].nunique()
     protocols = "; ".join(sorted({protocol_words(x) for x in p["protocol"].dropna()})) or "–"
@@ -105,8 +106,29 @@ def _summary_html(ctx: Context, k: int, bayes) -> str:
         lines.append("<p>" + "; ".join(detail) + ". Details: <a href='#leaderboard'>leaderboard"
                      "</a>, <a href='#bayesian'>Bayesian comparisons</a>, <a href='#cost'>time "
                      "and memory</a>.</p>")
+    lines += _headline_lines(ctx, tests)
     lines += _papers_lines(ctx)
     return "<div class='summary'>" + "".join(lines) + "</div>"
+
+
+def _headline_lines(ctx: Context, tests: dict) -> list[str]:
+    """Per k, which methods the hierarchical test finds practically better than the reference,
+    equivalent, worse (posterior >= `comparisons.DECISION`), and which it leaves undecided."""
+    items, reference = [], None
+    for k, future in tests.items():
+        if future is None:
+            continue
+        reference = hierarchical.references(ctx, k)[0]
+        groups = hierarchical.headline(future.result(), reference)
+        parts = [f"<b>{word}</b>: " + (", ".join(html.escape(m) for m in groups[word]) or "none")
+                 for word in ("better", "equivalent", "worse", "undecided")]
+        items.append(f"<li>{k}-NN: " + "; ".join(parts) + "</li>")
+    if not items:
+        return []
+    return [f"<p><b>Practically better than {html.escape(reference)}?</b> Bayesian hierarchical "
+            f"test on the fold accuracies, rope ±{_rope_points(ctx)} points, verdict at "
+            f"P ≥ {comparisons.DECISION} (<a href='#hierarchical'>details</a>):</p>"
+            f"<ul class='headline'>{''.join(items)}</ul>"]
 
 
 def _rope_points(ctx: Context) -> str:

@@ -1,0 +1,207 @@
+"""The Bayesian hierarchical test (`dmlbench.measure.hierarchical`) against baycomp's Stan model
+(tests/data/hierarchical_reference.json, written by tests/hierarchical_reference.py in a
+virtual environment of its own: baycomp 1.0.3, pystan 3.10.0), the model's pieces against
+direct computations, and the report's use of it."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dmlbench.measure import hierarchical as h
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "hierarchical_reference.json")
+                       .read_text())
+#: agreement with baycomp: both are Monte-Carlo estimates (Stan: 40 000 draws; ours: 20 000)
+TOLERANCE = 0.03
+
+
+@pytest.fixture(scope="module")
+def ours() -> dict:
+    """Our test of every reference case, those of one number of data sets in one batch (as
+    the report samples them)."""
+    cases = REFERENCE["cases"]
+    by_size = {}
+    for name, case in cases.items():
+        by_size.setdefault(len(case["a"]), []).append(name)
+    out = {}
+    for names in by_size.values():
+        rho = [[cases[n]["rho"]] * len(cases[n]["a"]) for n in names]
+        results = h.hierarchical_tests([(cases[n]["a"], cases[n]["b"]) for n in names],
+                                       REFERENCE["provenance"]["rope"], rho=rho)
+        out.update(zip(names, results))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE["cases"]))
+def test_probabilities_agree_with_baycomps_stan_model(name, ours):
+    case = REFERENCE["cases"][name]
+    ours = ours[name]
+    theirs = np.array([case["p_a"], case["p_rope"], case["p_b"]])
+    np.testing.assert_allclose([ours.p_a, ours.p_rope, ours.p_b], theirs, atol=TOLERANCE,
+                               err_msg=name)
+    assert ours.rhat < 1.01
+
+
+def test_the_reference_covers_every_verdict():
+    """The cases span a clear win of each side, equivalence and undecided mixtures."""
+    verdicts = {h_verdict(c) for c in REFERENCE["cases"].values()}
+    assert verdicts >= {"a", "b", "rope", "undecided"}
+
+
+def h_verdict(case) -> str:
+    for key in ("p_a", "p_b", "p_rope"):
+        if case[key] >= 0.95:
+            return key[2:]
+    return "undecided"
+
+
+def test_the_likelihood_from_means_and_sums_of_squares_is_the_correlated_normal():
+    """(x - delta 1)' M^-1 (x - delta 1) = S / (1 - rho) + (mean - delta)^2 / c (the model's
+    sufficient statistics), M = (1 - rho) I + rho 1 1': scipy's multivariate normal density."""
+    rng = np.random.default_rng(0)
+    rows = [rng.normal(0.01, 0.02, n) for n in (10, 3, 7)]
+    rho = np.array([0.1, 0.3, 0.2])
+    model = h._Model([rows], rho[None, :], 1000.0)
+    delta, sigma = np.array([0.004, -0.01, 0.03]), np.array([0.02, 0.05, 0.01])
+    for i, x in enumerate(rows):
+        n = x.size
+        cov = sigma[i] ** 2 * ((1 - rho[i]) * np.eye(n) + rho[i] * np.ones((n, n)))
+        expected = stats.multivariate_normal(np.full(n, delta[i]), cov).logpdf(x)
+        quad = model.e[0, i] * model.ss[0, i] + (model.mean[0, i] - delta[i]) ** 2 / model.c[0, i]
+        det_m = (1 + (n - 1) * rho[i]) * (1 - rho[i]) ** (n - 1)
+        log_det = n * np.log(sigma[i] ** 2) + np.log(det_m)
+        ours = -0.5 * (n * np.log(2 * np.pi) + log_det + quad / sigma[i] ** 2)
+        assert ours == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_prior_of_nu_is_that_of_the_gamma_hyper_priors():
+    """The tabulated prior of log(nu - 1) (b integrated in closed form, a by quadrature) against
+    draws of a ~ U(1, 2), b ~ U(0.01, 0.1), nu - 1 ~ Gamma(a, rate b); its mass outside the
+    table is negligible."""
+    rng = np.random.default_rng(0)
+    n = 400_000
+    draws = np.log(rng.gamma(rng.uniform(1, 2, n)) / rng.uniform(0.01, 0.1, n))
+    grid = h._LOG_NU1_GRID
+    density = np.exp(h._prior_table() - h._prior_table().max())
+    cdf = np.concatenate([[0], np.cumsum((density[1:] + density[:-1]) / 2 * np.diff(grid))])
+    cdf /= cdf[-1]
+    quantiles = np.linspace(0.001, 0.999, 99)
+    empirical = np.quantile(draws, quantiles)
+    assert np.max(np.abs(np.interp(empirical, grid, cdf) - quantiles)) < 0.004
+    normalised = density / np.trapezoid(density, grid)
+    assert normalised[0] < 1e-6 and normalised[-1] < 1e-6
+    assert grid[0] < draws.min() and draws.max() < grid[-1]
+
+
+def test_seeded_and_symmetric():
+    rng = np.random.default_rng(3)
+    a = rng.normal(0.8, 0.02, (6, 10))
+    b = a + rng.normal(0.012, 0.01, (6, 1)) + rng.normal(0, 0.02, (6, 10))
+    options = {"rho": 0.1, "n_samples": 6000, "chains": 10}
+    one = h.hierarchical_test(a, b, random_state=5, **options)
+    again = h.hierarchical_test(a, b, random_state=5, **options)
+    swapped = h.hierarchical_test(b, a, random_state=6, **options)
+    assert (one.p_a, one.p_rope, one.p_b) == (again.p_a, again.p_rope, again.p_b)
+    np.testing.assert_array_equal(one.samples, again.samples)
+    assert one.samples.shape == (6000, 3)
+    np.testing.assert_allclose(one.samples.sum(axis=1), 1)
+    np.testing.assert_allclose([one.p_a, one.p_rope, one.p_b],
+                               [swapped.p_b, swapped.p_rope, swapped.p_a], atol=0.03)
+    assert one.delta0.mean() == pytest.approx(-swapped.delta0.mean(), abs=0.002)
+
+
+def test_a_batch_agrees_with_single_tests_and_allows_ragged_folds():
+    rng = np.random.default_rng(4)
+    pairs = []
+    for shift in (-0.03, 0.0, 0.02):
+        a = [rng.normal(0.8, 0.02, n) for n in (10, 10, 3, 5, 10)]
+        pairs.append((a, [x + shift + rng.normal(0, 0.015, x.size) for x in a]))
+    rho = [0.1, 0.1, 0.3, 0.2, 0.1]
+    batch = h.hierarchical_tests(pairs, rho=rho, random_state=1)
+    for (a, b), together in zip(pairs, batch):
+        alone = h.hierarchical_test(a, b, rho=rho, random_state=2, n_samples=10_000)
+        np.testing.assert_allclose([together.p_a, together.p_rope, together.p_b],
+                                   [alone.p_a, alone.p_rope, alone.p_b], atol=0.03)
+    assert batch[0].p_a > 0.95 and batch[2].p_b > 0.9
+
+
+def test_identical_scores_everywhere_give_equivalence():
+    """Every difference zero (a rotation-invariant method against Euclidean): baycomp divides
+    by a zero spread; here the rows get baycomp's symmetric noise within the rope, unscaled."""
+    a = np.random.default_rng(0).uniform(0.7, 0.9, (5, 10))
+    result = h.hierarchical_test(a, a.copy(), rho=0.1, n_samples=4000, chains=10)
+    assert result.p_rope > 0.95
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"a": [[0.5, 0.6]], "b": [[0.5, 0.7]]}, "at least 2 data sets"),
+    ({"a": [[0.5, 0.6], [0.5, 0.6]], "b": [[0.5, 0.7], [0.5]]}, "data set 1"),
+    ({"a": [[0.5, 0.6], [0.5, 0.6]], "b": [[0.5, 0.7], [0.5, np.nan]]}, "finite"),
+    ({"rho": 1.0}, "rho must lie in"),
+    ({"rho": [0.1, 0.1, 0.1]}, "rho must be a number"),
+    ({"rope": -0.1}, "rope must be >= 0"),
+    ({"chains": 1}, "chains >= 2"),
+    ({"a": [[0.5, 0.5], [0.5, 0.6]], "b": [[0.6, 0.6], [0.5, 0.7]], "rope": 0.0}, "all equal"),
+])
+def test_bad_input_is_named(kwargs, message):
+    args = {"a": [[0.5, 0.6], [0.7, 0.6]], "b": [[0.55, 0.6], [0.7, 0.65]], "rho": 0.5, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        h.hierarchical_test(args.pop("a"), args.pop("b"), **args)
+
+
+def fold_runs(shifts: dict[str, float], n_sets: int = 6, folds: int = 5):
+    """(parents, splits) of a k = 3 benchmark: each method's fold accuracies are Euclidean's
+    plus its shift and a little noise."""
+    rng = np.random.default_rng(0)
+    splits = []
+    for d in range(n_sets):
+        base = 0.7 + 0.03 * d + rng.normal(0, 0.02, folds)
+        for method, shift in shifts.items():
+            for i, acc in enumerate(base + shift + (0 if method == "euclidean" else
+                                                    rng.normal(0, 0.004, folds))):
+                splits.append({"dataset": f"d{d}", "method": method, "split": str(i),
+                               "accuracy_k3": acc, "n_train": 80.0, "n_test": 20.0,
+                               "start_time": 0, "run_id": f"{d}{method}{i}"})
+    splits = pd.DataFrame(splits)
+    parents = (splits.groupby(["dataset", "method"], as_index=False)["accuracy_k3"].mean()
+               .rename(columns={"accuracy_k3": "accuracy_k3_mean"})
+               .assign(run_id=lambda f: f["dataset"] + f["method"], experiment_id="1",
+                       family="baseline", k="[3]"))
+    return parents, splits
+
+
+def test_report_section_and_headline(tmp_path):
+    from dmlbench.report import hierarchical
+    from dmlbench.report.base import Context
+    from dmlbench.report.sections import hierarchical as section
+    from dmlbench.report.sections import summary
+
+    parents, splits = fold_runs({"euclidean": 0.0, "lda": 0.05, "nca": 0.0005, "rca": -0.04})
+    folds = hierarchical.fold_table(splits, 3)
+    pair = hierarchical.paired_folds(folds, "lda", "euclidean")
+    assert pair["datasets"] == [f"d{d}" for d in range(6)] and pair["rho"] == [0.2] * 6
+    ctx = Context(parents, splits, tmp_path, 10, [3], config={"report": {"rope": 0.01}})
+    sec = section.section(ctx).resolve()
+    table = pd.read_csv(tmp_path / "tables/hierarchical_k3.csv").set_index(["method", "against"])
+    assert table.loc[("lda", "euclidean"), "verdict"] == "better"
+    assert table.loc[("rca", "euclidean"), "verdict"] == "worse"
+    assert table.loc[("nca", "euclidean"), "verdict"] == "equivalent"
+    assert table.loc[("euclidean", "lda"), "verdict"] == "worse"  # lda: the best mean rank
+    assert ("lda", "lda") not in table.index and len(table) == 6
+    assert (tmp_path / "figures" / hierarchical.figure_name(3)).stat().st_size > 0
+    assert any(b["kind"] == "pair" for b in sec.blocks)
+    text = "".join(summary._headline_lines(ctx, {3: hierarchical.results(ctx, 3)}))
+    assert "Practically better than euclidean?" in text
+    assert "<b>better</b>: lda; <b>equivalent</b>: nca; <b>worse</b>: rca" in text
+
+
+def test_no_comparison_without_fold_level_accuracies(tmp_path):
+    from dmlbench.report.base import Context
+    from dmlbench.report.sections import hierarchical as section
+
+    parents, _ = fold_runs({"euclidean": 0.0, "lda": 0.05})
+    assert section.section(Context(parents, pd.DataFrame(), tmp_path, 10, [3])) is None
