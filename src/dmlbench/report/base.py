@@ -193,6 +193,12 @@ class Section:
         return self
 
 
+def split_number(split: pd.Series) -> pd.Series:
+    """The split index of split runs as numbers (their tag is text): a sort key, so figures
+    that show the first few splits show the same ones on every rebuild (run ids are random)."""
+    return pd.to_numeric(split, errors="coerce")
+
+
 def export_table(ctx: Context, frame: pd.DataFrame, name: str) -> dict[str, str]:
     """Write a table as CSV and as LaTeX (booktabs) under tables/; returns their relative paths."""
     out = {}
