@@ -28,11 +28,13 @@ def load(experiment: str, parent_keys: list[str] | None = None) -> tuple[pd.Data
 
     With `parent_keys` only those parents (and their splits) are kept, e.g. the current config's;
     otherwise the newest parent per (data set, method label). Columns are the metric names plus
-    `dataset`, `method`, `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`, and
-    the run parameters `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's
-    parameters as JSON (`method_params`), the label of its hubness reduction, if any
-    (`hubness_reduction`), and the unpinned downloaded files of its data set, if any
-    (`unpinned`: "<group>/<file> sha256:<hex> ..."), and the run's `artifact_uri`.
+    `dataset` (the config label), `dataset_name` (the registered name), `method`,
+    `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`, and the run parameters
+    `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's parameters as
+    JSON (`method_params`), the label of its hubness reduction, if any (`hubness_reduction`),
+    the unpinned downloaded files of its data set, if any (`unpinned`: "<group>/<file>
+    sha256:<hex> ..."), the split's index (`split`, a split run's tag, as text), and the run's
+    `artifact_uri`.
     """
     parents, splits = _search(experiment, voc.RunKind.PARENT), _search(experiment, voc.RunKind.SPLIT)
     if parents.empty:
@@ -92,6 +94,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "start_time": frame["start_time"],
         "parent_key": _tag(frame, voc.Tag.PARENT_KEY),
         "dataset": _tag(frame, voc.Tag.DATASET),
+        "dataset_name": _param(frame, "dataset"),
         "method": _tag(frame, voc.Tag.METHOD),
         "method_name": _tag(frame, voc.Tag.METHOD_NAME),
         "family": _tag(frame, voc.Tag.FAMILY),
@@ -105,7 +108,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         **{name: frame.get(f"tags.{tag}") for name, tag in (
             ("git_commit", voc.Tag.GIT_COMMIT), ("host", voc.Tag.HOST),
             ("machine", voc.Tag.MACHINE), ("finished", voc.Tag.FINISHED),
-            ("unpinned", voc.Tag.UNPINNED))},
+            ("unpinned", voc.Tag.UNPINNED), ("split", voc.Tag.SPLIT))},
     })
     versions = frame[[c for c in frame.columns if c.startswith("tags.version.")]]
     versions.columns = [c[len("tags."):] for c in versions.columns]

@@ -19,6 +19,7 @@ from . import (
     nca_variants,
     papers,
     provenance,
+    readings,
     statistics,
     summary,
 )
@@ -39,6 +40,7 @@ SECTIONS = [
     hubness_reduction.section,
     local_metrics.mvce_check,
     local_metrics.local_metrics,
+    readings.section,
     boosting.boosting_section,
     nca_variants.section,
     provenance.provenance,
