@@ -487,16 +487,16 @@ class RMVEM(_GQDMetric):
         MVCE solver (`solvers.mvce.solve`): 'titterington' is Abou-Moustafa 2017's Alg. 2
         (normalised update, duality-gap stop), 'newton' the interior-point method, 'auto' Newton
         when m > d.
-    update : {'normalised', 'printed'}, default='normalised'
-        Titterington's update with solver='titterington': w_j delta_j / sum_i w_i delta_i, to
-        the duality gap `tol`; or as printed in Alg. 2 step 8, w_j delta_j / d, stopped when
-        ||w(t+1) - w(t)||_2 <= `tol` (the paper's tau, 1e-2..1e-4, sect. 5.2). The printed
-        update's weights leave the simplex, so its gap certifies nothing: the tie band is 1e-4.
     tol : float, default=1e-09
         Duality gap at which the MVCE solver stops (a certificate; the paper stops on ||w(t) -
         w(t+1)|| <= 1e-2..1e-4, sect. 5.2); it also sets the tie band.
     max_iter : int or None, default=None
         Iteration cap of the MVCE solver; None: the solver's own.
+    update : {'normalised', 'printed'}, default='normalised'
+        Titterington's update with solver='titterington': w_j delta_j / sum_i w_i delta_i, to
+        the duality gap `tol`; or as printed in Alg. 2 step 8, w_j delta_j / d, stopped when
+        ||w(t+1) - w(t)||_2 <= `tol` (the paper's tau, 1e-2..1e-4, sect. 5.2). The printed
+        update's weights leave the simplex, so its gap certifies nothing: the tie band is 1e-4.
     max_selection_queries : int or None, default=None
         Use at most this many training points, drawn with `random_state`, as leave-one-out
         queries of the selection; None: all (the papers).
@@ -697,16 +697,16 @@ class MiniVenn(LocalMetric):
         MVCE solver (`solvers.mvce.solve`): 'titterington' is Abou-Moustafa 2017's Alg. 2
         (normalised update, duality-gap stop), 'newton' the interior-point method, 'auto' Newton
         when m > d.
-    update : {'normalised', 'printed'}, default='normalised'
-        Titterington's update with solver='titterington': w_j delta_j / sum_i w_i delta_i, to
-        the duality gap `tol`; or as printed in Alg. 2 step 8, w_j delta_j / d, stopped when
-        ||w(t+1) - w(t)||_2 <= `tol` (the paper's tau, 1e-2..1e-4, sect. 5.2). The printed
-        update's weights leave the simplex, so its gap certifies nothing: the tie band is 1e-4.
     tol : float, default=1e-09
         Duality gap at which the MVCE solver stops (a certificate; the paper stops on ||w(t) -
         w(t+1)|| <= 1e-2..1e-4, sect. 5.2); it also sets the tie band.
     max_iter : int or None, default=None
         Iteration cap of the MVCE solver; None: the solver's own.
+    update : {'normalised', 'printed'}, default='normalised'
+        Titterington's update with solver='titterington': w_j delta_j / sum_i w_i delta_i, to
+        the duality gap `tol`; or as printed in Alg. 2 step 8, w_j delta_j / d, stopped when
+        ||w(t+1) - w(t)||_2 <= `tol` (the paper's tau, 1e-2..1e-4, sect. 5.2). The printed
+        update's weights leave the simplex, so its gap certifies nothing: the tie band is 1e-4.
     max_selection_queries : int or None, default=None
         Use at most this many training points, drawn with `random_state`, as leave-one-out
         queries of the selection; None: all (the papers).
