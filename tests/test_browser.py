@@ -127,6 +127,18 @@ frame.onload = function () {
       return {section: sections.length ? sections[sections.length - 1].id : "",
               caption: caption ? caption.textContent.trim().slice(0, 100) : "",
               width: w.scrollWidth, frame: w.clientWidth}; });
+  // header swatches on a line of their own: the swatch's line against its label's first letter
+  out.loneSwatches = Array.prototype.filter.call(doc.querySelectorAll("th .swatch"),
+    function (swatch) {
+      var node = swatch.nextSibling;
+      while (node && node.nodeType !== Node.TEXT_NODE) { node = node.firstChild || node.nextSibling; }
+      if (!node) { node = swatch.parentNode.nextSibling; }
+      if (!node || !node.textContent.length) { return false; }
+      var range = doc.createRange();
+      range.setStart(node, 0); range.setEnd(node, 1);
+      var letter = range.getBoundingClientRect(), box = swatch.getBoundingClientRect();
+      return Math.abs((letter.top + letter.bottom) / 2 - (box.top + box.bottom) / 2) > letter.height / 2;
+    }).map(function (swatch) { return swatch.closest("th").textContent.trim(); });
   function column(table, index) {
     return Array.prototype.map.call(table.tBodies[0].rows, function (row) {
       return row.cells[index].textContent.trim(); });
@@ -216,6 +228,8 @@ def test_no_table_of_a_published_page_hides_columns_at_1400_px(measured, page):
         f"{page}: {len(m['hiddenColumns'])} of {m['tables']} tables scroll sideways at "
         f"1400 px: {m['hiddenColumns']}")
     assert m["wideTables"] == 0 and m["scrollWidth"] <= m["clientWidth"] + 1, m
+    assert m["loneSwatches"] == [], (
+        f"{page}: a header's colour swatch on a line of its own: {m['loneSwatches']}")
 
 
 def _rank(text: str) -> float:

@@ -174,7 +174,7 @@ def test_without_tuning_the_job_identity_is_unchanged(tmp_path, toy):
     tuned_spec = plan.job_spec(tuned, "toy-tune", "lmnn", [0])
     assert tuned_spec["tuning"]["space"] == search_spaces.SPACES["lmnn"]
     assert tuned_spec["parent_key"] != spec["parent_key"]
-    # the time limit of a tuned job covers its 1 + folds x candidates fits per split
+    # the time limit of a tuned job covers its 2 + folds x candidates fits per split
     first = plan.jobs(cfg)[0]
     assert plan.job_resources(tuned, first)["runtime"] > plan.job_resources(cfg, first)["runtime"]
 
@@ -257,3 +257,90 @@ def test_a_plug_in_method_is_tuned_over_the_space_its_config_gives(tmp_path, toy
     with pytest.raises(ConfigError) as err:
         plan.check(toy_config(tmp_path, tuning={}, methods={"nca_sk": entry}))
     assert err.value.key == "methods.nca_sk.search_space.n_component"
+
+
+def run_toy_jobs(tmp_path, methods, **extra):
+    """Run the toy set's methods on two holdout splits; their records by method label."""
+    cfg = plan.check(toy_config(tmp_path, tuning={"folds": 3, "budget": 4}, methods=methods,
+                                **extra))
+    ds = data.ensure("toy-tune", tmp_path)
+    protocol = config.dataset_protocol(cfg, "toy-tune")
+    protocols.save_splits(plan.split_path(cfg, "toy-tune"), protocols.make_splits(ds.y, protocol, 0),
+                          protocol, 0, ds.meta["sha256"])
+    out = {m: job.run(plan.job_spec(cfg, "toy-tune", m, [0, 1]), progress=False) for m in methods}
+    records.validate({"schema_version": 1, "records": [r for rs in out.values() for r in rs]})
+    return cfg, ds, out
+
+
+def reference_pca_knn(ds, split, q, k):
+    """scikit-learn's PCA with q components fitted on the training part, then brute k-NN."""
+    Z = SkPCA(q).fit(ds.X[split.train]).transform(ds.X)
+    knn = KNeighborsClassifier(k, algorithm="brute").fit(Z[split.train], ds.y[split.train])
+    return knn.score(Z[split.test], ds.y[split.test])
+
+
+@pytest.mark.parametrize("space, refit", [([1, 3], True), ([3, 1], False)])
+def test_the_default_setting_is_evaluated_on_the_test_part_beside_the_tuned_one(
+        tmp_path, toy, space, refit):
+    """"Tuned against defaults": the first candidate's test accuracy at each k equals
+    scikit-learn's PCA + k-NN at those parameters; when the rule chose it everywhere it is the
+    main accuracy (no second fit); the main metrics stay those of the winners."""
+    cfg, ds, out = run_toy_jobs(tmp_path, {"pca": {"search_space": {"n_components": space}}})
+    for record in out["pca"]:
+        entry = record["tuning"]
+        split, _ = protocols.load_split(plan.split_path(cfg, "toy-tune"), record["split"]["index"])
+        assert entry["candidates"][0] == {"n_components": space[0]}
+        assert entry["default_refit"] is refit
+        assert set(entry["chosen_index"].values()) == ({1} if refit else {0})
+        assert entry["default_fit_wall_s"] >= 0 and entry["default_fit_cpu_s"] >= 0
+        for k in (1, 3):
+            default = entry["default_test_accuracy"][str(k)]
+            assert default == pytest.approx(reference_pca_knn(ds, split, space[0], k))
+            assert record["metrics"][f"accuracy_k{k}"] == pytest.approx(
+                reference_pca_knn(ds, split, entry["chosen"][str(k)]["n_components"], k))
+            if not refit:
+                assert default == record["metrics"][f"accuracy_k{k}"]
+
+
+def test_a_default_won_at_some_k_is_evaluated_at_the_others_without_a_second_fit():
+    X, y = iris()
+    train, test = np.arange(150) % 3 != 0, np.arange(150) % 3 == 0
+    est = make("pca", {"n_components": 1}).fit(X[train], y[train])
+    spec = {"k": [1, 3, 5], "hubness_k": 5}
+    metrics = {"accuracy_k1": 0.5}  # the job's accuracy at the k the default won
+
+    def no_refit():
+        raise AssertionError("the default was fitted again")
+
+    entry = job.tuned_default(spec, {1: 0, 3: 2, 5: 1}, metrics,
+                              (est, {"fit_wall_s": 0.25, "fit_cpu_s": 0.5}), no_refit,
+                              X[train], y[train], X[test], y[test])
+    assert entry["default_refit"] is False and entry["default_fit_wall_s"] == 0.25
+    assert entry["default_test_accuracy"]["1"] == 0.5
+    Z = SkPCA(1).fit(X[train]).transform(X)
+    for k in (3, 5):
+        knn = KNeighborsClassifier(k, algorithm="brute").fit(Z[train], y[train])
+        assert entry["default_test_accuracy"][str(k)] == pytest.approx(knn.score(Z[test], y[test]))
+
+
+def test_a_default_the_training_part_cannot_take_is_recorded_as_failed():
+    X, y = iris()
+    entry = job.tuned_default({"k": [1], "hubness_k": 1}, {1: 1}, {}, None,
+                              lambda: make("i_mfa", {"k_h": 200}), X[:90], y[:90], X[90:], y[90:])
+    assert entry["default_test_accuracy"] is None and entry["default_refit"] is True
+    assert "k_h = 200" in entry["default_failed"]
+
+
+def test_a_local_metric_default_is_scored_by_its_own_neighbour_lists():
+    """RMVEM's default fitted anew: its accuracy per k is MetricKNeighborsClassifier's (the
+    k-NN rule on the local metric's list for that k)."""
+    X, y = iris()
+    train, test = np.arange(150) % 2 == 0, np.arange(150) % 2 == 1
+    params = {"k_select": (1, 3), "eps": 1e-3, "m": 6}
+    entry = job.tuned_default({"k": [1, 3], "hubness_k": 5}, {1: 1, 3: 1}, {}, None,
+                              lambda: make("rmvem", params), X[train], y[train], X[test], y[test])
+    assert entry["default_refit"] is True
+    for k in (1, 3):
+        ref = MetricKNeighborsClassifier(make("rmvem", params), n_neighbors=k)
+        assert entry["default_test_accuracy"][str(k)] == pytest.approx(
+            ref.fit(X[train], y[train]).score(X[test], y[test]))

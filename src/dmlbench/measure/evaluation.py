@@ -239,6 +239,18 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     return metrics
 
 
+def test_accuracies(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray,
+                   ks: list[int], depth: int) -> dict[int, float]:
+    """k-NN test accuracy of a fitted method at each k, by the rule `evaluate` uses (the
+    method's `kneighbors_per_k` with `depth` neighbours, or `predict` for a method that
+    `predicts_only`), without hubness or timings: what `evaluate` gives as `accuracy_k<k>` when
+    called with the same `depth` (its `neighbour_depths`)."""
+    if est.predicts_only:
+        return {k: float(np.mean(est.predict(X_test, k) == y_test)) for k in ks}
+    lists = est.kneighbors_per_k(X_test, ks, depth)
+    return {k: accuracy_per_k(lists[k][1], y_train, y_test, [k])[k] for k in ks}
+
+
 def select_k(ind: np.ndarray, loo: np.ndarray, y_train: np.ndarray, y_test: np.ndarray,
              ks: list[int], own_k: int | None = None) -> dict[str, float]:
     """The test-time k chosen on the training part, and the test accuracy with it.

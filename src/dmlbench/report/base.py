@@ -193,6 +193,12 @@ class Section:
         return self
 
 
+def split_number(split: pd.Series) -> pd.Series:
+    """The split index of split runs as numbers (their tag is text): a sort key, so figures
+    that show the first few splits show the same ones on every rebuild (run ids are random)."""
+    return pd.to_numeric(split, errors="coerce")
+
+
 def export_table(ctx: Context, frame: pd.DataFrame, name: str) -> dict[str, str]:
     """Write a table as CSV and as LaTeX (booktabs) under tables/; returns their relative paths."""
     out = {}
@@ -237,13 +243,29 @@ def _cell_html(value) -> str:
 def _label_html(label, swatches: dict | None, header: bool = False) -> str:
     """A row or column label, escaped, with its swatch; a column's header (which wraps to fit,
     page.css) may also break after an underscore."""
-    text = html.escape(str(label))
-    if header:
-        text = text.replace("_", "_<wbr>")
+    def escaped(part: str) -> str:
+        text = html.escape(part)
+        return text.replace("_", "_<wbr>") if header else text
+
     colour = (swatches or {}).get(label)
-    if colour:
-        return f"<span class='swatch' style='background:{colour}'></span>{text}"
-    return text
+    if not colour:
+        return escaped(str(label))
+    # the swatch and the label's first unbreakable piece on one line (`_HEADER_BREAKS`): a
+    # narrow header must not put the swatch on a line of its own
+    first, rest = _first_piece(str(label))
+    return (f"<span class='nobr'><span class='swatch' style='background:{colour}'></span>"
+            f"{html.escape(first)}</span>{'<wbr>' if rest[:1].strip() else ''}{escaped(rest)}")
+
+
+def _first_piece(label: str) -> tuple[str, str]:
+    """`label` cut where a header may first break (`_HEADER_BREAKS`, after an underscore
+    included): (first piece, the rest)."""
+    for match in _HEADER_BREAKS.finditer(label):
+        if match.end() > 0:
+            cut = match.start() if match.group() else match.end()
+            if cut > 0:
+                return label[:cut], label[cut:]
+    return label, ""
 
 
 #: DejaVu Sans (matplotlib ships it): the font headless Chromium on Debian shows for the page's

@@ -14,7 +14,8 @@ from .. import data, records
 from .. import vocabulary as voc
 from ..files import check_writable, read_json, write_npz
 from ..measure import hubness
-from ..measure.evaluation import PeakMemory, evaluate, stopwatch
+from ..measure.evaluation import (PeakMemory, evaluate, neighbour_depths, stopwatch,
+                                  test_accuracies)
 from ..methods import plugins
 from ..methods import registry as method_registry
 from ..methods.hubness_reduced import HubnessReduced
@@ -91,13 +92,14 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
                     one_pass.rows(split) if one_pass is not None else
                     preprocessing.fit_transform_rows(spec["preprocess"], dataset.X, split.train,
                                                      split.test))
-            runs = [(None, spec["k"])]
+            runs = [(None, None, spec["k"])]
             if spec.get("tuning"):
                 chosen, tried, tuned = tuning.tune(spec, lambda p: build(p)[0], X_train,
                                                    y_train, index, spec["k"])
-                runs = [(tried[i], ks) for i, ks in tuning.groups(chosen)]
+                runs = [(i, tried[i], ks) for i, ks in tuning.groups(chosen)]
             kept: dict = {}
-            for run_index, (overrides, ks) in enumerate(runs):
+            default = None  # the default candidate (index 0) when it won some k: (fitted, times)
+            for run_index, (candidate_index, overrides, ks) in enumerate(runs):
                 first = run_index == 0
                 step = timings if first else {}
                 candidate, candidate_params = build(overrides)
@@ -107,6 +109,9 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
                 with stopwatch(step, "fit"):
                     candidate.fit(X_train, y_train, **fit_params)
                 candidate.check_finite()
+                if candidate_index == 0:
+                    default = (candidate, {key: step[key] for key in (
+                        voc.wall_seconds("fit"), voc.cpu_seconds("fit"))})
                 found = evaluate(candidate, X_test, y_train, y_test, ks, spec["hubness_k"],
                                  step, progress=progress, k_selection=spec["k_selection"],
                                  train_hubness=spec["train_hubness"],
@@ -119,6 +124,10 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
                                     {voc.error(k) for k in ks}})
                     for key, value in step.items():
                         timings[key] = timings.get(key, 0.0) + value
+            if tuned is not None:
+                tuned.update(tuned_default(spec, chosen, metrics, default,
+                                           lambda: build(tried[0])[0], X_train, y_train, X_test,
+                                           y_test))
     except ValueError as err:
         name, label = spec["dataset"]["name"], spec["dataset"]["label"]
         where = label if name == label else f"{label} ({name})"
@@ -142,6 +151,44 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
     if arrays:
         record["arrays"] = save_arrays(Path(record_path), index, arrays)
     return record
+
+
+def tuned_default(spec: dict, chosen: dict[int, int], metrics: dict, default: tuple | None,
+                  build_default, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
+                  y_test: np.ndarray) -> dict:
+    """The method's default setting on the outer test part, for "tuned against defaults": the
+    first candidate of its space (every parameter at its first value: the library or paper
+    defaults, `search_spaces`) fitted on the whole training part, and its k-NN test accuracy at
+    each k of the job (`default_test_accuracy`, k -> accuracy; `measure.evaluation.
+    test_accuracies`, the rule of the main metrics), with the wall and CPU seconds of its fit.
+    At a k the rule chose it for, its accuracy is the main one. When it won some k (`default`:
+    the fitted candidate and its fit times) it is not fitted again; else it is fitted once here
+    (`default_refit`). A default that cannot be fitted on the training part (e.g. a
+    neighbourhood larger than it) gets `default_failed`, its reason, and no accuracies: the job's
+    own results stand."""
+    ks = sorted(chosen)
+    accuracy = {k: metrics[voc.accuracy(k)] for k in ks if chosen[k] == 0}
+    rest = [k for k in ks if chosen[k] != 0]
+    out: dict = {"default_refit": default is None}
+    if default is None:
+        est, times = build_default(), {}
+        try:
+            with stopwatch(times, "fit"):
+                est.fit(X_train, y_train)
+            est.check_finite()
+        except ValueError as err:
+            return {**out, "default_test_accuracy": None,
+                    "default_failed": " ".join(str(err).split()),
+                    "default_fit_wall_s": times[voc.wall_seconds("fit")],
+                    "default_fit_cpu_s": times[voc.cpu_seconds("fit")]}
+        default = (est, times)
+    est, times = default
+    if rest:
+        depth = neighbour_depths(spec["k"], spec["hubness_k"])[0]
+        accuracy.update(test_accuracies(est, X_test, y_train, y_test, rest, depth))
+    return {**out, "default_test_accuracy": {str(k): accuracy[k] for k in ks},
+            "default_fit_wall_s": times[voc.wall_seconds("fit")],
+            "default_fit_cpu_s": times[voc.cpu_seconds("fit")]}
 
 
 def save_arrays(record_path: Path, index: int, arrays: dict) -> dict:

@@ -358,7 +358,8 @@ def dataset_resources(config: dict, name: str) -> dict:
 def job_resources(config: dict, job: Job) -> dict:
     """{threads, mem_mb, runtime} of a workflow job: estimated from the data set's registry size
     and preprocessing (`dmlbench.run.resources`); the method's config entry overrides each.
-    Under `tuning` a split costs up to 1 + folds x candidates fits, and its time limit grows so."""
+    Under `tuning` a split costs up to 2 + folds x candidates fits (the inner fits, the winner's
+    and the default's, `job.tuned_default`), and its time limit grows so."""
     spec = dataset_spec(config, job.dataset)
     entry = config["methods"][job.method]
     overrides = {key: entry[key] for key in ("threads", "mem_mb", "runtime") if key in entry}
@@ -366,7 +367,7 @@ def job_resources(config: dict, job: Job) -> dict:
     settings = tuning_settings(config, job.method)
     if settings is not None:
         tried = min(settings["budget"], search_spaces.grid_size(settings["space"]))
-        fits = 1 + settings["folds"] * tried if tried > 1 else 1
+        fits = 2 + settings["folds"] * tried if tried > 1 else 1
     return resources.for_job(spec.n, spec.d, cfg.dataset_preprocess(config, job.dataset),
                              len(job.splits) * fits, overrides)
 

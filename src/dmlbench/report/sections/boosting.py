@@ -10,7 +10,7 @@ import pandas as pd
 
 from ... import vocabulary as voc
 from .. import figures, palette, papers, ranking, tables
-from ..base import Context, Section, export_table, html_table, methods_as_rows
+from ..base import Context, Section, export_table, html_table, methods_as_rows, split_number
 
 #: the paper's claims (section 4.2); its results are figures, so they are quoted, not tabulated
 
@@ -72,7 +72,7 @@ def loss_paths(ctx: Context) -> pd.DataFrame:
     boosted = _boosted_runs(ctx)
     if boosted.empty:
         return pd.DataFrame()
-    shown = pd.concat([group.sort_values("run_id").head(MAX_PATHS)
+    shown = pd.concat([group.sort_values("split", key=split_number).head(MAX_PATHS)
                        for _, group in boosted.groupby(["dataset", "method"])])
     bounds = ctx.runs.curves(shown["run_id"], "fit.bound")
     ranks = ctx.runs.curves(shown["run_id"], "fit.rank_path")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import figures, palette
-from ..base import Context, Section, export_table, html_table
+from ..base import Context, Section, export_table, html_table, split_number
 
 FAMILY = "nca"
 
@@ -85,7 +85,7 @@ def projection_arrays(ctx: Context, splits: pd.DataFrame, dataset: str) -> list[
     `dataset` (the split runs' arrays: their MLflow artifact or file `arrays.npz`)."""
     panels = []
     for method, group in sorted(splits[splits["dataset"] == dataset].groupby("method")):
-        for run_id in group.sort_values("run_id")["run_id"]:
+        for run_id in group.sort_values("split", key=split_number)["run_id"]:
             arrays = ctx.runs.split_arrays(run_id)
             if arrays and "test_embedding" in arrays:
                 panels.append((method, {k: arrays[k] for k in ("test_embedding",
