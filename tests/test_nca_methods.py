@@ -184,6 +184,78 @@ def test_early_stopping_returns_the_best_held_out_iterate():
     np.testing.assert_array_equal(est.components_, best_A)
 
 
+@pytest.mark.parametrize("unit, stops_at", [("checks", 20), ("updates", 10)])
+def test_patience_counts_checks_or_updates(unit, stops_at):
+    """A held-out score that peaks at the first check (update 5) and never gains again, checked
+    every 5 updates, patience 3: 3 checks without a gain stop at update 20, 3 updates since the
+    best at the next check, update 10."""
+    from dmlbench.methods.nca import Monitor
+
+    mon = Monitor(lambda A: 1.0 if mon.n_iter == 5 else 0.5, 3, unit)
+    for t in range(5, 1000, 5):
+        mon.n_iter = t
+        if mon.log(np.eye(2), 0.0):
+            break
+    assert (mon.best_iter, mon.n_iter) == (5, stops_at)
+    assert mon.stop_reason.startswith("early stopping") and unit in mon.stop_reason
+
+
+def _held_out(seed=0):
+    X, y = overlapping(n=60, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    return X[:45], y[:45], X[45:], y[45:], rng.normal(size=(2, X.shape[1]))
+
+
+def test_the_held_out_accuracy_by_the_nca_rule_and_by_1nn_against_written_out_rules():
+    """`nca_rule`: argmax over classes of sum_j exp(-||A x - A x_j||^2) (eq. 3.25) written
+    out; `1nn`: scikit-learn's 1-NN on the projected points; `mean_p` the mean p of the true
+    class, the same sums."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X_fit, y_fit, X_val, y_val, A = _held_out()
+    est = make("nca_sl", {"n_components": 2})
+    est.classes_ = np.unique(y_fit)
+    P, Q = X_fit @ A.T, X_val @ A.T
+    kernel = np.exp(-((Q[:, None, :] - P[None, :, :]) ** 2).sum(axis=2))
+    sums = np.stack([kernel[:, y_fit == c].sum(axis=1) for c in range(3)], axis=1)
+    expected = {
+        "nca_rule": np.mean(sums.argmax(axis=1) == y_val),
+        "1nn": np.mean(KNeighborsClassifier(1).fit(P, y_fit).predict(Q) == y_val),
+        "mean_p": np.mean(sums[np.arange(y_val.size), y_val] / sums.sum(axis=1)),
+    }
+    for score, value in expected.items():
+        est.validation_score = score
+        got = est._validation_score(A, X_fit, y_fit, X_val, y_val)
+        assert got == pytest.approx(value, rel=1e-12), score
+    assert expected["nca_rule"] != expected["mean_p"]
+
+
+@pytest.mark.parametrize("name", ["nca_mb", "nca_sl", "nca_sl_kd"])
+def test_early_stopping_on_held_out_accuracy_with_patience_in_updates(name):
+    """The reading of section 5.3.2: the held-out 1-NN accuracy watched every 2 updates, the fit
+    stopped 10 updates after its best check, and the best iterate returned."""
+    X, y = overlapping(n=150)
+    params = {"n_components": 2, "batch_size": 10, "max_iter": 3000, "eval_every": 2,
+              "validation_fraction": 0.2, "patience": 10, "eta": 5.0, "t0": 1.0,
+              "validation_score": "1nn", "patience_unit": "updates", "random_state": 0}
+    if name == "nca_sl_kd":
+        params.update(epsilon_max=0.1, leaf_size=4)
+    est = make(name, params).fit(X, y)
+    info = est.fit_info()
+    assert info["stop_reason"].startswith("early stopping") and "updates" in info["stop_reason"]
+    assert info["n_iter"] - info["best_iteration"] == 10
+    scores = info["validation_score"]
+    assert scores[info["best_iteration"] // 2 - 1] == max(scores)
+    counts = np.asarray(scores) * 30  # accuracies of the 30 held-out points
+    np.testing.assert_allclose(counts, np.round(counts), atol=1e-9)
+    np.testing.assert_array_equal(est.components_, est.history_[info["best_iteration"] // 2 - 1][1])
+
+
+def test_an_unknown_validation_score_is_refused():
+    with pytest.raises(ValueError, match="validation_score"):
+        make("nca_sl", {"validation_score": "accuracy"}).fit(*overlapping())
+
+
 def test_dimensionality_annealing_ends_at_rank_d():
     X, y = overlapping(D=4)
     est = make("nca", {"n_components": 1, "anneal": True, "anneal_steps": 2, "max_iter": 20,

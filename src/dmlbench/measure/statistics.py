@@ -10,6 +10,8 @@ Which test answers which question:
   ranks of the per-data-set differences; Holm's step-down correction for the many pairs);
 - `ztest_two_proportions`: on one data set, do two classifiers' test accuracies differ? (the test
   of Abou-Moustafa 2017, section 5.3; independent-samples approximation, as the paper uses it);
+- `paired_t_test`: the same question from the paired scores of the folds (the t-test over
+  the folds of one cross-validation); `outcomes` counts wins, ties and losses from either;
 - `bayesian_signed_rank`: over the data sets, how probable is it that A is practically better
   than B, practically equivalent (within a region of practical equivalence), or worse?
   (Benavoli et al. 2017; the comparison Suarez et al. 2021 report).
@@ -156,6 +158,37 @@ def _ztest_arrays(acc_a: np.ndarray, acc_b: np.ndarray, n_a: np.ndarray, n_b: np
     z = np.where(se == 0, 0.0, (acc_a - acc_b) / safe)
     p = np.where(se == 0, 1.0, 2 * sps.norm.sf(np.abs(z)))
     return z, p
+
+
+def paired_t_test(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """t statistic and two-sided p-value of the paired t-test of each row of `a` against the
+    same row of `b` (cases x paired scores, e.g. the folds of one cross-validation): with the
+    differences d_f = a_f - b_f of n pairs, t = mean(d) / (sd(d) / sqrt(n)), sd with n - 1
+    degrees of freedom, p = 2 P(T_{n-1} > |t|) (the value of `scipy.stats.ttest_rel`). A row
+    whose differences are all zero gets t = 0, p = 1 (scipy: NaN); one whose differences are
+    one non-zero value gets t = +-inf, p = 0."""
+    d = np.atleast_2d(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+    n = d.shape[1]
+    if n < 2:
+        raise ValueError(f"the paired t-test needs at least 2 pairs per row, got {n}")
+    mean = d.mean(axis=1)
+    sd = d.std(axis=1, ddof=1)
+    constant = sd == 0
+    t = mean / np.where(constant, 1.0, sd) * np.sqrt(n)
+    t = np.where(constant, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)), t)
+    p = np.where(np.isinf(t), 0.0, 2 * sps.t.sf(np.abs(t), n - 1))
+    return t, p
+
+
+def outcomes(difference, significant) -> dict[str, int]:
+    """Win / tie / loss counts of a reference against another method over cases: a win where
+    the reference's score is higher (`difference` > 0) and the difference `significant`, a loss
+    where it is lower and significant, a tie otherwise."""
+    difference = np.asarray(difference, dtype=float)
+    significant = np.asarray(significant, dtype=bool)
+    return {"win": int(np.sum(significant & (difference > 0))),
+            "tie": int(np.sum(~significant | (difference == 0))),
+            "loss": int(np.sum(significant & (difference < 0)))}
 
 
 @dataclass

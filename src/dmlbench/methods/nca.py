@@ -66,10 +66,12 @@ class _Stop(Exception):
 class Monitor:
     """The trace of one fit: objective, validation score, time and visited fraction per logged
     iteration; keeps the A to return (best validation score, else the latest) and snapshots
-    (elapsed seconds, A) for time-accuracy curves (`history_`)."""
+    (elapsed seconds, A) for time-accuracy curves (`history_`). Patience counts the checks
+    without a gain (`patience_unit="checks"`) or the updates since the best check
+    (`"updates"`, Oneata 2011 sect. 5.3.2); the two agree when every update is checked."""
 
-    def __init__(self, validation, patience: int):
-        self.validation, self.patience = validation, patience
+    def __init__(self, validation, patience: int, patience_unit: str = "checks"):
+        self.validation, self.patience, self.patience_unit = validation, patience, patience_unit
         self.start = time.perf_counter()
         self.objective, self.val, self.elapsed, self.visited = [], [], [], []
         self.history = []
@@ -100,8 +102,10 @@ class Monitor:
                 self.best_score, self.since_best = score, 0
             return False
         self.since_best += 1
-        if self.since_best >= self.patience:
-            self.stop_reason = f"early stopping: no validation gain in {self.patience} checks"
+        waited = self.n_iter - self.best_iter if self.patience_unit == "updates" else self.since_best
+        if waited >= self.patience:
+            self.stop_reason = (f"early stopping: no validation gain in {waited} "
+                                f"{self.patience_unit} (patience {self.patience})")
             return True
         return False
 
@@ -113,6 +117,10 @@ class NCAFamily(LinearMetric):
 
     family = "nca"
     papers = ("on11",)
+    #: early stopping's held-out score and patience unit; parameters of the stochastic variants
+    #: (`nca_fast.STOCHASTIC`), fixed for the others
+    validation_score = "mean_p"
+    patience_unit = "checks"
 
     @classmethod
     def check_data_limits(cls, params, n_train, d, n_classes):
@@ -150,9 +158,8 @@ class NCAFamily(LinearMetric):
         validation = None
         if X_val is not None:
             def validation(A):
-                scores = self._class_scores(A, X_fit, y_fit, X_val)
-                return float(np.mean(np.nan_to_num(scores[np.arange(y_val.size), y_val])))
-        self._monitor = Monitor(validation, self.patience)
+                return self._validation_score(A, X_fit, y_fit, X_val, y_val)
+        self._monitor = Monitor(validation, self.patience, self.patience_unit)
         A0 = self._initial(X_fit, y_fit, rng)
         self.init_components_ = A0
         self._fit_data = (X_fit, y_fit)
@@ -162,6 +169,20 @@ class NCAFamily(LinearMetric):
         self.n_iter_ = mon.n_iter
         self.history_ = mon.history
         return mon.best_A if mon.best_A is not None else A
+
+    def _validation_score(self, A, X_fit, y_fit, X_val, y_val) -> float:
+        """The held-out score early stopping watches (`validation_score`): the mean p(c_i | A x_i)
+        of the held-out points against the fitting part (`mean_p`), the share of them the NCA
+        rule (eq. 3.25) labels right (`nca_rule`; a point no class scores counts as wrong), or
+        the share their nearest fitting point in the projected space labels right (`1nn`)."""
+        if self.validation_score == "1nn":
+            return float(np.mean(y_fit[_nearest(X_fit @ A.T, X_val @ A.T)] == y_val))
+        scores = self._class_scores(A, X_fit, y_fit, X_val)
+        if self.validation_score == "nca_rule":
+            scored = ~np.isnan(scores).all(axis=1)
+            picked = np.argmax(np.where(np.isnan(scores), -np.inf, scores), axis=1)
+            return float(np.mean(scored & (picked == y_val)))
+        return float(np.mean(np.nan_to_num(scores[np.arange(y_val.size), y_val])))
 
     def _fit_subset(self, X, y, rng):
         """The training points the metric is learnt from (all; sub-sampling overrides)."""
@@ -355,6 +376,17 @@ class NCAFamily(LinearMetric):
         return {"accuracy_nca_rule": acc, "nca_rule_fallback_share": self.rule_fallback_share_,
                 "nca_train_score": self.model_objective(),
                 "nca_visited_fraction": float(np.mean(visited)) if visited else 1.0}
+
+
+def _nearest(P: np.ndarray, Q: np.ndarray, block: int = 1024) -> np.ndarray:
+    """Index of each row of Q's nearest row of P (squared Euclidean distance; the first on a
+    tie), `block` rows of Q at a time."""
+    sq = np.einsum("ij,ij->i", P, P)
+    out = np.empty(Q.shape[0], dtype=np.intp)
+    for start in range(0, Q.shape[0], block):
+        q = Q[start:start + block]
+        out[start:start + block] = np.argmin(sq[None, :] - 2.0 * q @ P.T, axis=1)
+    return out
 
 
 def _pca_whitened(X, y, d):

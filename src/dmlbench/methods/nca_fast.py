@@ -13,7 +13,10 @@ The stochastic ones take steps A <- A + eta / (t + t0) * grad, t the number of u
 (section 3.3.1) and grad the gradient of the batch's sum of p_i (eq. 4.3; Algorithms 4.1, 4.4),
 and stop after `max_iter` updates or by early stopping: every
 `eval_every` updates the held-out score is checked, `patience` checks without a gain stop the
-fit and the best A is returned (section 5.3.2: 5% held out, patience 25).
+fit and the best A is returned (section 5.3.2: 5% held out, patience 25). A reading of section
+5.3.2 closer to its words is an option of `nca_mb`, `nca_sl` and `nca_sl_kd`: the held-out
+accuracy (`validation_score='nca_rule'` or `'1nn'`) instead of the mean p, and the patience
+counted in updates since the best check (`patience_unit='updates'`) instead of in checks.
 """
 
 from __future__ import annotations
@@ -29,9 +32,15 @@ from .registry import register
 
 CLUSTERINGS = ("random", "fpc", "rpc")
 BATCH = Interval(Integral, 2, None)
+#: early stopping's held-out scores and patience units (`NCAFamily._validation_score`, `Monitor`)
+VALIDATION_SCORES = ("mean_p", "nca_rule", "1nn")
+PATIENCE_UNITS = ("checks", "updates")
 #: the stochastic updates' parameters (step eta / (t + t0), held-out check every eval_every)
 STOCHASTIC = {"batch_size": [BATCH], "eta": [POSITIVE], "t0": [POSITIVE],
               "eval_every": [POSITIVE_INT]}
+#: early stopping's readings (`nca_mb`, `nca_sl`, `nca_sl_kd`)
+EARLY_STOPPING = {"validation_score": [Options(VALIDATION_SCORES)],
+                  "patience_unit": [Options(PATIENCE_UNITS)]}
 
 
 @register("nca_ss")
@@ -214,7 +223,14 @@ class NCAMiniBatch(StochasticNCA):
         Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
         none.
     patience : int, default=25
-        Held-out checks without a gain before early stopping; the best A is returned.
+        Held-out checks without a gain before early stopping (updates since the best check with
+        `patience_unit='updates'`); the best A is returned.
+    validation_score : {'mean_p', 'nca_rule', '1nn'}, default='mean_p'
+        What early stopping watches on the held-out points against the fitting part: their mean
+        p(c_i | A x_i), or their accuracy under the NCA rule (eq. 3.25) or the 1-NN rule.
+    patience_unit : {'checks', 'updates'}, default='checks'
+        What `patience` counts: held-out checks without a gain, or updates since the best check
+        (sect. 5.3.2); the same when `eval_every` is 1.
     chunk_size : int or None, default=None
         Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
         half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
@@ -242,11 +258,13 @@ class NCAMiniBatch(StochasticNCA):
         got their 1-NN label (set by that call).
     """
 
-    _parameter_constraints = {**FAMILY, **STOCHASTIC, "clustering": [Options(CLUSTERINGS)]}
+    _parameter_constraints = {**FAMILY, **STOCHASTIC, **EARLY_STOPPING,
+                              "clustering": [Options(CLUSTERINGS)]}
 
     def __init__(self, n_components=None, batch_size=2000, clustering="rpc", eta=1.0, t0=1.0,
                  max_iter=500, eval_every=1, init="rca", reg=0.0, validation_fraction=0.05,
-                 patience=25, chunk_size=None, random_state=None):
+                 patience=25, validation_score="mean_p", patience_unit="checks",
+                 chunk_size=None, random_state=None):
         self.n_components = n_components
         self.batch_size = batch_size
         self.clustering = clustering
@@ -258,6 +276,8 @@ class NCAMiniBatch(StochasticNCA):
         self.reg = reg
         self.validation_fraction = validation_fraction
         self.patience = patience
+        self.validation_score = validation_score
+        self.patience_unit = patience_unit
         self.chunk_size = chunk_size
         self.random_state = random_state
 
@@ -315,7 +335,14 @@ class NCAStochastic(StochasticNCA):
         Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
         none.
     patience : int, default=25
-        Held-out checks without a gain before early stopping; the best A is returned.
+        Held-out checks without a gain before early stopping (updates since the best check with
+        `patience_unit='updates'`); the best A is returned.
+    validation_score : {'mean_p', 'nca_rule', '1nn'}, default='mean_p'
+        What early stopping watches on the held-out points against the fitting part: their mean
+        p(c_i | A x_i), or their accuracy under the NCA rule (eq. 3.25) or the 1-NN rule.
+    patience_unit : {'checks', 'updates'}, default='checks'
+        What `patience` counts: held-out checks without a gain, or updates since the best check
+        (sect. 5.3.2); the same when `eval_every` is 1.
     chunk_size : int or None, default=None
         Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
         half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
@@ -343,11 +370,12 @@ class NCAStochastic(StochasticNCA):
         got their 1-NN label (set by that call).
     """
 
-    _parameter_constraints = {**FAMILY, **STOCHASTIC}
+    _parameter_constraints = {**FAMILY, **STOCHASTIC, **EARLY_STOPPING}
 
     def __init__(self, n_components=None, batch_size=50, eta=1.0, t0=10.0, max_iter=2000,
                  eval_every=20, init="rca", reg=0.0, validation_fraction=0.05, patience=25,
-                 chunk_size=None, random_state=None):
+                 validation_score="mean_p", patience_unit="checks", chunk_size=None,
+                 random_state=None):
         self.n_components = n_components
         self.batch_size = batch_size
         self.eta = eta
@@ -358,6 +386,8 @@ class NCAStochastic(StochasticNCA):
         self.reg = reg
         self.validation_fraction = validation_fraction
         self.patience = patience
+        self.validation_score = validation_score
+        self.patience_unit = patience_unit
         self.chunk_size = chunk_size
         self.random_state = random_state
 
@@ -397,7 +427,14 @@ class NCAStochasticKD(NCAStochastic):
         Share of the training part held out (stratified) for early stopping (figure 3.2); 0:
         none.
     patience : int, default=25
-        Held-out checks without a gain before early stopping; the best A is returned.
+        Held-out checks without a gain before early stopping (updates since the best check with
+        `patience_unit='updates'`); the best A is returned.
+    validation_score : {'mean_p', 'nca_rule', '1nn'}, default='mean_p'
+        What early stopping watches on the held-out points against the fitting part: their mean
+        p(c_i | A x_i), or their accuracy under the NCA rule (eq. 3.25) or the 1-NN rule.
+    patience_unit : {'checks', 'updates'}, default='checks'
+        What `patience` counts: held-out checks without a gain, or updates since the best check
+        (sect. 5.3.2); the same when `eval_every` is 1.
     chunk_size : int or None, default=None
         Rows of the N x N kernel computed at once (memory O(N x chunk)); None: blocks of about
         half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
@@ -430,11 +467,13 @@ class NCAStochasticKD(NCAStochastic):
 
     def __init__(self, n_components=None, batch_size=50, epsilon_max=0.1, leaf_size=32,
                  eta=1.0, t0=10.0, max_iter=2000, eval_every=20, init="rca", reg=0.0,
-                 validation_fraction=0.05, patience=25, chunk_size=None, random_state=None):
+                 validation_fraction=0.05, patience=25, validation_score="mean_p",
+                 patience_unit="checks", chunk_size=None, random_state=None):
         self.epsilon_max = epsilon_max
         self.leaf_size = leaf_size
         super().__init__(n_components, batch_size, eta, t0, max_iter, eval_every, init, reg,
-                         validation_fraction, patience, chunk_size, random_state)
+                         validation_fraction, patience, validation_score, patience_unit,
+                         chunk_size, random_state)
 
     def _batch_objective(self, A, X, y, rows=None, reg=None):
         reg = self.reg if reg is None else reg

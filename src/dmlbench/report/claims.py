@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import vocabulary as voc
 from ..measure.statistics import win_tie_loss
-from . import papers, tables
+from . import papers, readings, tables
 
 HELD, NOT_HELD, NOT_TESTABLE = "held", "not held", "not testable here"
 
@@ -179,9 +179,41 @@ def reaches_reference_sooner(parents, splits, ks, methods: list[str], reference:
                    "; ".join(parts) + f"; some variant on {int(per_set.sum())} of {len(per_set)}")
 
 
+def closest_reading(parents, splits, ks, method: str, reference: str, wins: int, losses: int,
+                    cases: int, published: str | None = None) -> Verdict:
+    """The paper's count of `wins` and `losses` of `method` against `reference` in `cases`
+    (data set, k) under every reading the runs hold (`report.readings`: one per label of
+    `method` and preprocessing): held when some reading has more wins than losses under the
+    paper's test, the pooled z-test at 0.05 or at 0.0005 (its "0.05 %" read literally). The
+    evidence names the reading and counting rule closest to the paper's counts, and the reading
+    with the most wins under the z-test at 0.05."""
+    if voc.N_TEST not in splits or "split" not in splits:
+        return Verdict(NOT_TESTABLE, "needs the splits' test sizes and indices")
+    try:
+        near = readings.closest(parents, splits, ks, method, reference, wins, losses, cases,
+                                published)
+    except ValueError as err:
+        return Verdict(NOT_TESTABLE, str(err))
+    if near.empty:
+        return Verdict(NOT_TESTABLE, f"needs runs of {method} and {reference}")
+    ztest = near[near["rule"].isin(["z05", "z0005"])]
+    held = bool((ztest["win"] > ztest["loss"]).any())
+
+    def said(row) -> str:
+        return (f"{row['reading']} ({row['description']}) under {readings.RULES[row['rule']]}: "
+                f"{row['win']} / {row['tie']} / {row['loss']} of {row['cases']}")
+
+    z05 = near[near["rule"] == "z05"]
+    most = z05.loc[(z05["win"] - z05["loss"]).idxmax()]
+    return Verdict(HELD if held else NOT_HELD,
+                   f"{near['reading'].nunique()} readings x {near['rule'].nunique()} counting "
+                   f"rules; closest to {wins} / {losses} of {cases}: {said(near.iloc[0])}; "
+                   f"the most wins over losses under the z-test at 0.05: {said(most)}")
+
+
 CHECKS = {f.__name__: f for f in (wins_over, lowest_average_error, lower_on_every_dataset,
                                    higher_on_every_dataset, rank_at_most,
-                                   reaches_reference_sooner)}
+                                   reaches_reference_sooner, closest_reading)}
 
 
 def check(claim: dict, parents: pd.DataFrame, splits: pd.DataFrame, ks: list[int]) -> Verdict:

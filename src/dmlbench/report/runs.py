@@ -193,12 +193,13 @@ def select(parents: pd.DataFrame, splits: pd.DataFrame,
 
     With `parent_keys` only those parents (and their splits) are kept, e.g. the current config's;
     otherwise the newest parent per (data set, method label). Columns are the metric names plus
-    `dataset`, `method`, `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`, and
-    the run parameters `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's
-    parameters as JSON (`method_params`), the label of its hubness reduction, if any
-    (`hubness_reduction`), and the unpinned downloaded files of its data set, if any
-    (`unpinned`: "<group>/<file> sha256:<hex> ..."), and the run's `artifact_uri`; a split
-    run's index among its parent's splits (`split`, text; None for a parent).
+    `dataset` (the config label), `dataset_name` (the registered name), `method`,
+    `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`, and the run parameters
+    `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's parameters as
+    JSON (`method_params`), the label of its hubness reduction, if any (`hubness_reduction`),
+    the unpinned downloaded files of its data set, if any (`unpinned`: "<group>/<file>
+    sha256:<hex> ..."), and the run's `artifact_uri`; a split run's index among its parent's
+    splits (`split`, text; None for a parent).
     """
     parents, splits = _tidy(parents), _tidy(splits)
     if parent_keys is not None:
@@ -268,6 +269,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "start_time": frame["start_time"],
         "parent_key": _tag(frame, voc.Tag.PARENT_KEY),
         "dataset": _tag(frame, voc.Tag.DATASET),
+        "dataset_name": _param(frame, "dataset"),
         "method": _tag(frame, voc.Tag.METHOD),
         "method_name": _tag(frame, voc.Tag.METHOD_NAME),
         "family": _tag(frame, voc.Tag.FAMILY),

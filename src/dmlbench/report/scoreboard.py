@@ -9,7 +9,8 @@ criterion, shown beside; a cell judged by a stated tolerance counts the same und
 is not obtainable, needs a download, or was not run. A table run under several readings of a
 choice the paper leaves open (`variant` of its paper_tables entries) has a row per variant; the
 totals count, per table, the variant with the most cells within. For every claim: the verdict and
-evidence of each report that tested it.
+evidence of each report that tested it. Each paper gets a verdict (`verdict`): reproduced,
+reproduced in part, or not reproduced under the N readings of `paper_tables/readings.yaml`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from ..files import atomic_path
 from . import papers
@@ -128,16 +130,58 @@ def papers_of() -> list[str]:
     return sorted(names)
 
 
+#: the verdict rule (`verdict`): a paper is "reproduced" when every claim tested held and at
+#: least REPRODUCED_SHARE of its compared cells with a verdict lie within; "not reproduced" when
+#: fewer than NOT_REPRODUCED_SHARE of its tested claims held and of its cells lie within; else
+#: "reproduced in part". Within is 2 standard errors of the difference, so a perfect
+#: reproduction has about 95 % of its cells within: 3/4 leaves room for the paper's own slips.
+REPRODUCED_SHARE = 0.75
+NOT_REPRODUCED_SHARE = 0.5
+REPRODUCED, IN_PART, NOT_REPRODUCED, NOT_ASSESSED = (
+    "reproduced", "reproduced in part", "not reproduced", "not assessed")
+
+
+def verdict(held: int, not_held: int, within: int, outside: int) -> str:
+    """The verdict on a paper from its claims tested (`held`, `not_held`) and its compared cells
+    with a verdict (`within`, `outside`): see REPRODUCED_SHARE. A side with nothing tested does
+    not count; "not assessed" when neither has anything."""
+    shares = [part / (part + rest) for part, rest in ((held, not_held), (within, outside))
+              if part + rest]
+    if not shares:
+        return NOT_ASSESSED
+    claims_all = not_held == 0
+    if claims_all and all(s >= REPRODUCED_SHARE for s in shares):
+        return REPRODUCED
+    if all(s < NOT_REPRODUCED_SHARE for s in shares):
+        return NOT_REPRODUCED
+    return IN_PART
+
+
+def readings_of() -> dict[str, dict]:
+    """Per paper, the readings it was run and published under and the page documenting them
+    (`paper_tables/readings.yaml`: {page, readings})."""
+    with (resources.files("dmlbench.report") / "paper_tables" / "readings.yaml").open() as fh:
+        return yaml.safe_load(fh)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:text.rfind(" ", 0, limit - 2)] + " \u2026"
+
+
 def paper_verdicts(counts: pd.DataFrame, claims: pd.DataFrame, reports: list[str]) -> pd.DataFrame:
-    """One row per paper: its published results tables (the `totals` of its rows of `counts`),
-    its claims by verdict, and the reports that ran it; "verdict" says both in one line."""
+    """One row per paper: the `verdict` (reproduced / reproduced in part / not reproduced under
+    N readings, N from `readings_of`), its one-line `reason` (the claims held and the cells
+    within, and the first claim not held), and in `detail` its published results tables (the
+    `totals` of its rows of `counts`) and its claims by verdict; the reports that ran it."""
+    documented = readings_of()
     rows = {}
     for paper in papers_of():
         mine = counts[counts.index.str.startswith(paper + "_")] if not counts.empty else counts
+        total = totals(mine) if len(mine) else pd.Series(0, index=COUNTS)
         if len(mine):
-            total = totals(mine)
-            tables = (f"{total['within']} of {total['compared']} compared cells within the "
-                      f"published error ({total['outside, ours better']} outside with ours "
+            tables = (f"{total['within']} of {total['compared']} compared cells within "
+                      f"{papers.Z_DIFFERENCE:g} s.e. of the difference or the tolerance "
+                      f"({total['outside, ours better']} outside with ours "
                       f"better, {total['outside, ours worse']} with ours worse"
                       + (f", {total['outside (no direction)']} with neither better"
                          if total["outside (no direction)"] else "")
@@ -153,8 +197,27 @@ def paper_verdicts(counts: pd.DataFrame, claims: pd.DataFrame, reports: list[str
                 if len(verdicts) else "no claim tested")
         ran = sorted({r for r in reports if r == paper or r.startswith(paper + "-")}
                      | (set(own["report"]) if len(own) else set()))
-        rows[paper] = {"verdict": f"{tables}; {said}.",
-                       "reports": ran}
+        held, not_held = int(verdicts.get("held", 0)), int(verdicts.get("not held", 0))
+        outside = int(total["outside, ours better"] + total["outside, ours worse"]
+                      + total["outside (no direction)"])
+        within = int(total["within"])
+        outcome = verdict(held, not_held, within, outside)
+        if outcome == NOT_REPRODUCED:
+            n = len((documented.get(paper) or {}).get("readings") or [])
+            if not n:
+                raise ValueError(f"paper_tables/readings.yaml: no readings of {paper}, whose "
+                                 "verdict is 'not reproduced under N readings'")
+            outcome += f" under {n} reading{'s' * (n != 1)}"
+        reason = []
+        if held + not_held:
+            reason.append(f"{held} of {held + not_held} claims held")
+        if within + outside:
+            reason.append(f"{within} of {within + outside} cells within")
+        first_miss = own.loc[own["verdict"] == "not held", "claim"] if len(own) else []
+        if len(first_miss):
+            reason.append(f"not held: \u201c{_short(str(first_miss.iloc[0]))}\u201d")
+        rows[paper] = {"verdict": outcome, "reason": "; ".join(reason) or "nothing compared",
+                       "detail": f"{tables}; {said}.", "reports": ran}
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -221,6 +284,12 @@ def write(reports_dir: str | Path) -> Path:
              "beside it (<code>records/</code>); <code>dmlbench report --records "
              "reports/&lt;name&gt;/records</code> rebuilds it without refitting anything.</p>",
              "<h2 id='verdicts'>Verdict per paper</h2>",
+             f"<p>Reproduced: every claim tested held and at least {REPRODUCED_SHARE:.0%} of "
+             "the compared cells with a verdict lie within; not reproduced: fewer than "
+             f"{NOT_REPRODUCED_SHARE:.0%} of the claims tested held and of the cells lie "
+             "within, under the readings of the paper run and published (each paper's page "
+             "under docs/papers/ names them); otherwise reproduced in part. A claim counts once "
+             "per report that tested it; claims not testable here do not count.</p>",
              _table_html(verdicts, html_columns=("reports",)),
              "<h2 id='reports'>Reports</h2>",
              "<ul class='reports'>" + "".join(f"<li>{_report_link(r)}</li>" for r in reports)

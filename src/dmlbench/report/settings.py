@@ -41,3 +41,8 @@ def description(config: dict | None) -> str:
 def paper_tables(config: dict | None) -> list[dict]:
     """The config's `paper_tables` entries (published tables to put beside ours)."""
     return (config or {}).get("paper_tables") or []
+
+
+def readings(config: dict | None) -> dict | None:
+    """The config's `report.readings` (the section "Readings"), or None."""
+    return _report(config).get("readings")

@@ -42,6 +42,25 @@ Ties go to the smaller m, then to the earlier candidate. The neighbour list used
 therefore depends on k: `kneighbors_per_k` gives it to the evaluation; `kneighbors` and
 `train_kneighbors` use the choice for the smallest k of `k_select`.
 
+Readings of Abou-Moustafa 2017 (parameters; the published reading is every default):
+- `owner`: whose matrix measures the distance of query q to training point y. 'query' (Alg. 1:
+  d_q(y)^2 above); 'training': (q - y)^T M_y (q - y), M_y from y's m nearest other training
+  points; 'symmetric': the mean of the two one-sided squared distances, (q - y)^T ((M_q + M_y)
+  / 2) (q - y). The training points' metrics are solved once per m (`search.OwnedMetrics`; the
+  Gram form with the roles of q and y exchanged, `search.search_owned`), so a leave-one-out
+  query of the selection meets training points' metrics computed with it among their
+  neighbours (solving them again without it would cost n solves per query).
+- `selection`: 'loo' (sect. 5.2) or 'resubstitution': each training point classified among all
+  training points, itself included (its own neighbourhood holds it at weight 0, and 1-NN finds
+  it: the 1-NN resubstitution error is 0 up to duplicates, so k = 1 takes the smallest m).
+- `update` (RMVEM, MiniVenn): Titterington's update as printed in Alg. 2 step 8, w_j delta_j /
+  d, stopped on ||w(t+1) - w(t)||_2 <= `tol` (the paper's tau), with `solver='titterington'`;
+  its weights leave the simplex (sum below 1 when m < d), so its gap certifies nothing and the
+  tie band is 1e-4.
+- `m_range` (lo, hi): the default grid floor(lo d) + 1 .. floor(hi d) ((1, 3): d+1..3d).
+- feature scaling is the config's preprocessing (`preprocess: [zscore]` or `[minmax]` on a
+  data set), not a parameter.
+
 Deviations and choices (also in the README):
 - The MVCE is solved to a duality gap of tol = 1e-9 (certified: log det within 1e-9 of the
   optimum) by the solver of `solver` (default "auto", see `dmlbench.solvers.mvce.solve`); the

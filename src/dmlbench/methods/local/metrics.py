@@ -17,18 +17,27 @@ from ...solvers import mvce
 from ..base import KNeighborsMethod, check_query, check_training_data
 from ..parameters import Grid, Interval, Options, require
 from ..registry import register
-from .search import TIE_RTOL, TrainingPoints, certified_band, search
+from .search import (TIE_RTOL, OwnedMetrics, TrainingPoints, certified_band, search,
+                     search_owned)
 
 FORMS = ("literal", "inverse")
 EPS_SCALES = ("absolute", "relative")
 NEIGHBOURHOODS = ("euclidean", "cosine")
+#: whose matrix measures the distance of a query q to a training point y: q's, y's, or the
+#: average of both one-sided squared distances
+OWNERS = ("query", "training", "symmetric")
+#: how the training error that chooses m is counted: leave-one-out, or resubstitution (each
+#: training point classified among all of them, itself included)
+SELECTIONS = ("loo", "resubstitution")
 #: queries whose MVCE problems are solved together in one batch
 MVCE_BATCH = 256
 
 
-def default_m_grid(d: int, n: int, grid_size: int) -> list[int]:
-    """d+1..3d (Abou-Moustafa 2007), capped at n - 1, at most `grid_size` evenly spaced values."""
-    low, high = d + 1, min(3 * d, n - 1)
+def default_m_grid(d: int, n: int, grid_size: int, m_range=(1, 3)) -> list[int]:
+    """d+1..3d (Abou-Moustafa 2007; in general floor(lo d) + 1 .. floor(hi d) for `m_range` =
+    (lo, hi)), capped at [2, n - 1], at most `grid_size` evenly spaced values."""
+    lo, hi = m_range
+    low, high = int(np.floor(lo * d)) + 1, min(int(np.floor(hi * d)), n - 1)
     if high < 2:
         raise ValueError(f"no neighbourhood size m in [2, n - 1 = {n - 1}]: too few training points")
     low = min(max(low, 2), high)
@@ -48,6 +57,19 @@ class LocalMetric(KNeighborsMethod):
 
     # ---- parameters ---------------------------------------------------------------------
     @classmethod
+    def check_parameters(cls, params):
+        super().check_parameters(params)
+        full = cls.with_defaults(params)
+        lo, hi = full["m_range"] if len(full["m_range"]) == 2 else (0, -1)
+        require("m_range", len(full["m_range"]) == 2 and lo < hi,
+                f"m_range must be two numbers (lo, hi), lo < hi (the m grid is floor(lo d) + "
+                f"1 .. floor(hi d)), got {list(full['m_range'])}")
+        if full.get("update", "normalised") == "printed":
+            require("update", full["solver"] == "titterington",
+                    "update='printed' is Titterington's update as printed (Alg. 2 step 8); set "
+                    f"solver='titterington' with it, got solver={full['solver']!r}")
+
+    @classmethod
     def check_data_limits(cls, params, n_train, d, n_classes):
         ks = list(params["k_select"])
         require("k_select", max(ks) <= n_train - 1, f"k_select = {ks}: k must be at most "
@@ -65,7 +87,7 @@ class LocalMetric(KNeighborsMethod):
         elif self.m_grid is not None:
             grid = list(self.m_grid)
         else:
-            grid = default_m_grid(d, n, self.grid_size)
+            grid = default_m_grid(d, n, self.grid_size, tuple(self.m_range))
         self.m_grid_ = sorted(int(m) for m in set(grid))
 
     # ---- fit ----------------------------------------------------------------------------
@@ -83,7 +105,8 @@ class LocalMetric(KNeighborsMethod):
                        "solvers": set()}
         self._nbr_train = euclidean_kneighbors(self._space, self._space, max(self.m_grid_),
                                                exclude_self=True)[1]
-        self._loo_solution = None
+        self._train_weights = {}
+        self._owned = None
         if len(self.m_grid_) == 1 and len(self.candidates_) == 1:
             self.loo_error_ = None
             self.selected_ = {int(k): (self.m_grid_[0], 0) for k in self.k_select}
@@ -101,9 +124,13 @@ class LocalMetric(KNeighborsMethod):
         return X / norms[:, None]
 
     def _select(self) -> None:
-        """Leave-one-out k-NN error of every (m, candidate) for every k of `k_select`. When every
-        training point is a query, the MVCE weights of the best m for the smallest k so far
-        are kept (`_loo_solution`): `train_kneighbors` reuses them for the chosen m."""
+        """Training error of every (m, candidate) for every k of `k_select`: leave-one-out
+        (`selection='loo'`: each training point queried against the others, its neighbourhood
+        excluding itself) or resubstitution (against all training points, itself included, as
+        a test query equal to a training point would be). The MVCE weights of the training
+        points' own (leave-one-out) neighbourhoods are kept for the m chosen for some k
+        (`_train_weights`): `train_kneighbors`, and the test queries of the owners 'training'
+        and 'symmetric', reuse them."""
         n = self.X_.shape[0]
         queries = np.arange(n)
         if self.max_selection_queries is not None and self.max_selection_queries < n:
@@ -111,19 +138,35 @@ class LocalMetric(KNeighborsMethod):
             queries = np.sort(rng.choice(n, self.max_selection_queries, replace=False))
         ks = sorted(int(k) for k in self.k_select)
         n_classes = int(self.y_.max()) + 1
+        loo = self.selection == "loo"
+        if loo:
+            nbr, exclude = self._nbr_train[queries], queries
+        else:
+            nbr = euclidean_kneighbors(self._space[queries], self._space, max(self.m_grid_))[1]
+            exclude = None
+        # the weights of the queries' neighbourhoods are those of the training points' own
+        # neighbourhoods (`_nbr_train`) when the metric is the training point's, or when every
+        # training point is a leave-one-out query
+        own_weights = self.owner != "query" or (loo and queries.size == n)
         errors = np.zeros((len(self.m_grid_), len(self.candidates_), len(ks)))
-        support, best = None, np.inf
+        support, best, best_m = None, np.full(len(ks), np.inf), [None] * len(ks)
         for i, m in enumerate(self.m_grid_):
             next_m = self.m_grid_[i + 1] if i + 1 < len(self.m_grid_) else None
             lists, support, weights = self._search(
-                self.X_[queries], self._nbr_train[queries], m, list(range(len(self.candidates_))),
-                max(ks), exclude=queries, support=support, next_m=next_m)
+                self.X_[queries], nbr, m, list(range(len(self.candidates_))), max(ks),
+                exclude=exclude, support=support, next_m=next_m,
+                rows=queries if loo else None)
             for c, (_, ind) in enumerate(lists):
                 for j, k in enumerate(ks):
                     pred = knn_vote(self.y_[ind[:, :k]], n_classes)
                     errors[i, c, j] = np.mean(pred != self.y_[queries])
-            if weights is not None and queries.size == n and errors[i, :, 0].min() < best:
-                best, self._loo_solution = errors[i, :, 0].min(), (m, weights)
+            if weights is not None and own_weights:
+                better = errors[i].min(axis=0) < best
+                best = np.where(better, errors[i].min(axis=0), best)
+                best_m = [m if b else old for b, old in zip(better, best_m)]
+                self._train_weights[m] = weights
+                self._train_weights = {key: w for key, w in self._train_weights.items()
+                                       if key in best_m}
         self.loo_error_ = errors
         self.selected_ = {}
         for j, k in enumerate(ks):
@@ -149,30 +192,85 @@ class LocalMetric(KNeighborsMethod):
         if self.weighting == "uniform":
             return (mvce.regularised_covariance(Z, eps, certify=False),
                     np.full(Z.shape[0], TIE_RTOL))
+        printed = self.update == "printed"
         if weights is not None:
             res = mvce.at_weights(Z, eps, weights, self.tol)
-            return res, certified_band(np.maximum(res.gap, self.tol))
-        res = mvce.solve(Z, eps, tol=self.tol, max_iter=self.max_iter, solver=self.solver,
-                         support=support)
-        self._stats["iterations"].append(res.n_iter)
-        self._stats["gap"].append(res.gap)
-        self._stats["not_converged"] += int((~res.converged).sum())
-        self._stats["solvers"].add(res.solver)
+        elif printed:
+            res = mvce.titterington(Z, eps, tol=self.tol, update="printed",
+                                    max_iter=10000 if self.max_iter is None else self.max_iter)
+        else:
+            res = mvce.solve(Z, eps, tol=self.tol, max_iter=self.max_iter, solver=self.solver,
+                             support=support)
+        if weights is None:
+            self._stats["iterations"].append(res.n_iter)
+            self._stats["gap"].append(res.gap)
+            self._stats["not_converged"] += int((~res.converged).sum())
+            self._stats["solvers"].add(res.solver + "-printed" * printed)
+        if printed:  # weights off the simplex: their gap certifies nothing
+            return res, np.full(Z.shape[0], TIE_RTOL)
         return res, certified_band(np.maximum(res.gap, self.tol))
 
     def _search(self, Q: np.ndarray, nbr: np.ndarray, m: int, cands: list[int], depth: int,
                 exclude: np.ndarray | None = None, support: np.ndarray | None = None,
-                next_m: int | None = None, weights: np.ndarray | None = None):
+                next_m: int | None = None, weights: np.ndarray | None = None,
+                rows: np.ndarray | None = None):
         """For each candidate in `cands`, the `depth` nearest training points of every query of
-        Q under its own GQD (neighbourhood: the first m columns of `nbr`), in the order of the
-        tie rule (`search`); `exclude[i]` is a training index left
-        out for query i (leave-one-out). `support` is this m's MVCE hint; `weights` (q, m),
-        MVCE weights solved earlier for these neighbourhoods, replace the solves. Returns (that
-        list, the MVCE hint for the nested neighbourhoods of size `next_m` or None, the MVCE
-        weights (q, m), None for uniform weights)."""
+        Q under the GQD of `owner` (a query's neighbourhood: the first m columns of `nbr`), in
+        the order of the tie rule (`search`); `exclude[i]` is a training index left out for
+        query i (leave-one-out). `support` is this m's MVCE hint; `weights`, MVCE weights solved
+        earlier, replace the solves. Returns (that list, the MVCE hint for the nested
+        neighbourhoods of size `next_m` or None, the MVCE weights, None for uniform weights).
+        Hint and weights are those of the queries' neighbourhoods (q, m) for owner 'query', of
+        every training point's own neighbourhood (n, m) otherwise. `rows`: the training points
+        the queries are, when `nbr` holds their own neighbourhoods (`_nbr_train[rows]`; the
+        symmetric owner then reuses their metrics)."""
+        if self.owner == "query":
+            return self._search_query(Q, nbr, m, cands, depth, exclude, support, next_m,
+                                      weights)
+        owned, hint, solved = self._training_metrics(m, cands, support, next_m, weights)
+        out = []
+        for c, own in zip(cands, owned):
+            query = None
+            if self.owner == "symmetric":
+                query = ((own.V[rows], own.g[rows], own.g_perp[rows], np.full(len(rows), own.band))
+                         if rows is not None else self._query_metrics(Q, nbr, m, c))
+            band = np.full(Q.shape[0], TIE_RTOL) if query is None else query[3]
+            out.append(search_owned(self._train, Q, own, depth, band, exclude,
+                                    None if query is None else query[:3]))
+        return out, hint, solved
+
+    def _training_metrics(self, m: int, cands: list[int], support: np.ndarray | None = None,
+                          next_m: int | None = None, weights: np.ndarray | None = None):
+        """([`OwnedMetrics`] per candidate, the MVCE hint for `next_m`, the MVCE weights (n, m)):
+        every training point's own metric from its m nearest other training points, solved (or
+        at `weights`, else at the weights the selection kept for this m); the last m's are
+        kept for the next call."""
+        key = (m, tuple(cands))
+        if self._owned is not None and self._owned[0] == key:
+            return self._owned[1], None, self._owned[2]
+        if weights is None:
+            weights = self._train_weights.get(m)
+        parts = self._search_query(self.X_, self._nbr_train, m, cands, 0, support=support,
+                                   next_m=next_m, weights=weights, metrics_only=True)
+        (metrics, band), hint, solved = parts
+        owned = [OwnedMetrics(self._train, V, g, g_perp, float(band.max()))
+                 for V, g, g_perp in metrics]
+        self._owned = (key, owned, solved)
+        return owned, hint, solved
+
+    def _query_metrics(self, Q: np.ndarray, nbr: np.ndarray, m: int, c: int):
+        """(V, g, g_perp, band) of each query's own metric (candidate c)."""
+        (metrics, band), _, _ = self._search_query(Q, nbr, m, [c], 0, metrics_only=True)
+        return (*metrics[0], band)
+
+    def _search_query(self, Q, nbr, m, cands, depth, exclude=None, support=None, next_m=None,
+                      weights=None, metrics_only=False):
+        """`_search` with the query's metric; with `metrics_only`, instead of the lists, the
+        queries' metrics ([(V, g, g_perp)] per candidate, over all queries) and tie bands."""
         X, d = self.X_, self.X_.shape[1]
         q = Q.shape[0]
         out = [(np.empty((q, depth)), np.empty((q, depth), dtype=np.int64)) for _ in cands]
+        kept, bands = [[] for _ in cands], []
         mvce_weights = self.weighting != "uniform"
         hint = np.empty((q, next_m), dtype=bool) if next_m is not None and mvce_weights else None
         solved = np.empty((q, m)) if mvce_weights else None
@@ -189,9 +287,16 @@ class LocalMetric(KNeighborsMethod):
                 solved[sl] = res.weights
             metrics = self._metrics(res, eps, d, [self.candidates_[c] for c in cands])
             for c, (V, g, g_perp) in enumerate(metrics):
+                if metrics_only:
+                    kept[c].append((V, g, g_perp))
+                    continue
                 found = search(self._train, Q[sl], V, g, g_perp, depth, band,
                                None if exclude is None else exclude[sl])
                 out[c][0][sl], out[c][1][sl] = found
+            bands.append(band)
+        if metrics_only:
+            joined = [tuple(np.concatenate(parts) for parts in zip(*batches)) for batches in kept]
+            return (joined, np.concatenate(bands)), hint, solved
         return out, hint, solved
 
     def _metrics(self, res: mvce.MVCEResult, eps: np.ndarray, d: int, cands: list[dict]):
@@ -235,9 +340,8 @@ class LocalMetric(KNeighborsMethod):
         self._check_depth(n_neighbors, self.X_.shape[0] - 1)
         m, c = self.selected_[min(self.selected_)]
         n = self.X_.shape[0]
-        kept = self._loo_solution
         return self._search(self.X_, self._nbr_train, m, [c], n_neighbors, exclude=np.arange(n),
-                            weights=kept[1] if kept is not None and kept[0] == m else None)[0][0]
+                            weights=self._train_weights.get(m), rows=np.arange(n))[0][0]
 
     def fit_info(self) -> dict:
         info: dict = {"m_grid": [float(m) for m in self.m_grid_]}
@@ -298,12 +402,14 @@ LOCAL = {"m": [Interval(Integral, 2, None), None],
          "m_grid": [Grid(Interval(Integral, 2, None)), None], "grid_size": [POSITIVE_INT],
          "k_select": [Grid(POSITIVE_INT)],
          "eps": [Interval(Real, 0, None, closed="neither")], "eps_scale": [Options(EPS_SCALES)],
-         "neighbourhood": [Options(NEIGHBOURHOODS)],
+         "neighbourhood": [Options(NEIGHBOURHOODS)], "owner": [Options(OWNERS)],
+         "selection": [Options(SELECTIONS)], "m_range": [Grid(Interval(Real, 0, None))],
          "max_selection_queries": [POSITIVE_INT, None],
          "random_state": [Interval(Integral, 0, None), None]}
-#: the MVCE solver (`dmlbench.solvers.mvce.solve`), its stop (duality gap) and iteration cap
+#: the MVCE solver (`dmlbench.solvers.mvce.solve`), its stop (duality gap; the step norm for the
+#: printed update) and iteration cap, and Titterington's update (normalised, or as printed)
 MVCE = {"solver": [Options(mvce.SOLVERS)], "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [POSITIVE_INT, None]}
+        "max_iter": [POSITIVE_INT, None], "update": [Options(mvce.UPDATES)]}
 GQD = {"form": [Options(FORMS)], "rank": [POSITIVE_INT, None],
        "rank_grid": [Grid(POSITIVE_INT, None), None]}
 
@@ -342,8 +448,8 @@ class RMVEM(_GQDMetric):
         ellipsoid; None: chosen per k of `k_select` on the leave-one-out training error over
         `m_grid`.
     m_grid : list of int or None, default=None
-        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4), capped at n - 1 and
-        thinned to `grid_size` evenly spaced values.
+        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4; `m_range`), capped at
+        n - 1 and thinned to `grid_size` evenly spaced values.
     grid_size : int, default=12
         At most this many values in the default m grid (ours: bounds the selection's cost).
     k_select : tuple of int, default=(1, 3, 5)
@@ -365,6 +471,18 @@ class RMVEM(_GQDMetric):
     neighbourhood : {'euclidean', 'cosine'}, default='euclidean'
         How the m nearest training points are found: Euclidean distance, or cosine similarity
         (Abou-Moustafa 2007's MVEM-sim).
+    owner : {'query', 'training', 'symmetric'}, default='query'
+        Whose matrix measures the distance of a query q to a training point y: q's (Alg. 1 as
+        printed), y's (each training point's from its m nearest other training points), or
+        'symmetric', the average of the two one-sided squared distances, (q - y)^T ((M_q + M_y)
+        / 2) (q - y). With 'training' and 'symmetric' a leave-one-out query of the selection
+        meets training points' metrics computed with it among their neighbours.
+    selection : {'loo', 'resubstitution'}, default='loo'
+        The training error that chooses m: leave-one-out (Abou-Moustafa 2017, sect. 5.2), or
+        resubstitution (each training point classified among all of them, itself included).
+    m_range : tuple of float, default=(1, 3)
+        (lo, hi): the default m grid is floor(lo d) + 1 .. floor(hi d), capped at [2, n - 1]
+        (1, 3: d+1..3d, Abou-Moustafa 2007, sect. 4).
     solver : {'auto', 'newton', 'titterington'}, default='auto'
         MVCE solver (`solvers.mvce.solve`): 'titterington' is Abou-Moustafa 2017's Alg. 2
         (normalised update, duality-gap stop), 'newton' the interior-point method, 'auto' Newton
@@ -374,6 +492,11 @@ class RMVEM(_GQDMetric):
         w(t+1)|| <= 1e-2..1e-4, sect. 5.2); it also sets the tie band.
     max_iter : int or None, default=None
         Iteration cap of the MVCE solver; None: the solver's own.
+    update : {'normalised', 'printed'}, default='normalised'
+        Titterington's update with solver='titterington': w_j delta_j / sum_i w_i delta_i, to
+        the duality gap `tol`; or as printed in Alg. 2 step 8, w_j delta_j / d, stopped when
+        ||w(t+1) - w(t)||_2 <= `tol` (the paper's tau, 1e-2..1e-4, sect. 5.2). The printed
+        update's weights leave the simplex, so its gap certifies nothing: the tie band is 1e-4.
     max_selection_queries : int or None, default=None
         Use at most this many training points, drawn with `random_state`, as leave-one-out
         queries of the selection; None: all (the papers).
@@ -405,12 +528,14 @@ class RMVEM(_GQDMetric):
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=1e-4,
                  eps_scale="absolute", form="literal", rank=None, rank_grid=None,
-                 neighbourhood="euclidean", solver="auto", tol=1e-9, max_iter=None,
+                 neighbourhood="euclidean", owner="query", selection="loo", m_range=(1, 3),
+                 solver="auto", tol=1e-9, max_iter=None, update="normalised",
                  max_selection_queries=None, random_state=None):
         self.m, self.m_grid, self.grid_size, self.k_select = m, m_grid, grid_size, k_select
         self.eps, self.eps_scale, self.form, self.rank = eps, eps_scale, form, rank
         self.rank_grid, self.neighbourhood = rank_grid, neighbourhood
-        self.solver, self.tol, self.max_iter = solver, tol, max_iter
+        self.owner, self.selection, self.m_range = owner, selection, m_range
+        self.solver, self.tol, self.max_iter, self.update = solver, tol, max_iter, update
         self.max_selection_queries, self.random_state = max_selection_queries, random_state
 
 
@@ -426,8 +551,8 @@ class RMLE(_GQDMetric):
         ellipsoid; None: chosen per k of `k_select` on the leave-one-out training error over
         `m_grid`.
     m_grid : list of int or None, default=None
-        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4), capped at n - 1 and
-        thinned to `grid_size` evenly spaced values.
+        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4; `m_range`), capped at
+        n - 1 and thinned to `grid_size` evenly spaced values.
     grid_size : int, default=12
         At most this many values in the default m grid (ours: bounds the selection's cost).
     k_select : tuple of int, default=(1, 3, 5)
@@ -449,6 +574,18 @@ class RMLE(_GQDMetric):
     neighbourhood : {'euclidean', 'cosine'}, default='euclidean'
         How the m nearest training points are found: Euclidean distance, or cosine similarity
         (Abou-Moustafa 2007's MVEM-sim).
+    owner : {'query', 'training', 'symmetric'}, default='query'
+        Whose matrix measures the distance of a query q to a training point y: q's (Alg. 1 as
+        printed), y's (each training point's from its m nearest other training points), or
+        'symmetric', the average of the two one-sided squared distances, (q - y)^T ((M_q + M_y)
+        / 2) (q - y). With 'training' and 'symmetric' a leave-one-out query of the selection
+        meets training points' metrics computed with it among their neighbours.
+    selection : {'loo', 'resubstitution'}, default='loo'
+        The training error that chooses m: leave-one-out (Abou-Moustafa 2017, sect. 5.2), or
+        resubstitution (each training point classified among all of them, itself included).
+    m_range : tuple of float, default=(1, 3)
+        (lo, hi): the default m grid is floor(lo d) + 1 .. floor(hi d), capped at [2, n - 1]
+        (1, 3: d+1..3d, Abou-Moustafa 2007, sect. 4).
     max_selection_queries : int or None, default=None
         Use at most this many training points, drawn with `random_state`, as leave-one-out
         queries of the selection; None: all (the papers).
@@ -480,10 +617,12 @@ class RMLE(_GQDMetric):
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=1e-4,
                  eps_scale="absolute", form="literal", rank=None, rank_grid=None,
-                 neighbourhood="euclidean", max_selection_queries=None, random_state=None):
+                 neighbourhood="euclidean", owner="query", selection="loo", m_range=(1, 3),
+                 max_selection_queries=None, random_state=None):
         self.m, self.m_grid, self.grid_size, self.k_select = m, m_grid, grid_size, k_select
         self.eps, self.eps_scale, self.form, self.rank = eps, eps_scale, form, rank
         self.rank_grid, self.neighbourhood = rank_grid, neighbourhood
+        self.owner, self.selection, self.m_range = owner, selection, m_range
         self.max_selection_queries, self.random_state = max_selection_queries, random_state
 
 
@@ -516,8 +655,8 @@ class MiniVenn(LocalMetric):
         ellipsoid; None: chosen per k of `k_select` on the leave-one-out training error over
         `m_grid`.
     m_grid : list of int or None, default=None
-        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4), capped at n - 1 and
-        thinned to `grid_size` evenly spaced values.
+        Candidates for m; None: d+1..3d (Abou-Moustafa 2007, sect. 4; `m_range`), capped at
+        n - 1 and thinned to `grid_size` evenly spaced values.
     grid_size : int, default=12
         At most this many values in the default m grid (ours: bounds the selection's cost).
     k_select : tuple of int, default=(1, 3, 5)
@@ -542,6 +681,18 @@ class MiniVenn(LocalMetric):
     neighbourhood : {'euclidean', 'cosine'}, default='cosine'
         'cosine': MVEM-sim, neighbourhoods by cosine similarity (the paper's MiniVenn);
         'euclidean': MVEM-euc.
+    owner : {'query', 'training', 'symmetric'}, default='query'
+        Whose matrix measures the distance of a query q to a training point y: q's (Alg. 1 as
+        printed), y's (each training point's from its m nearest other training points), or
+        'symmetric', the average of the two one-sided squared distances, (q - y)^T ((M_q + M_y)
+        / 2) (q - y). With 'training' and 'symmetric' a leave-one-out query of the selection
+        meets training points' metrics computed with it among their neighbours.
+    selection : {'loo', 'resubstitution'}, default='loo'
+        The training error that chooses m: leave-one-out (Abou-Moustafa 2017, sect. 5.2), or
+        resubstitution (each training point classified among all of them, itself included).
+    m_range : tuple of float, default=(1, 3)
+        (lo, hi): the default m grid is floor(lo d) + 1 .. floor(hi d), capped at [2, n - 1]
+        (1, 3: d+1..3d, Abou-Moustafa 2007, sect. 4).
     solver : {'auto', 'newton', 'titterington'}, default='auto'
         MVCE solver (`solvers.mvce.solve`): 'titterington' is Abou-Moustafa 2017's Alg. 2
         (normalised update, duality-gap stop), 'newton' the interior-point method, 'auto' Newton
@@ -551,6 +702,11 @@ class MiniVenn(LocalMetric):
         w(t+1)|| <= 1e-2..1e-4, sect. 5.2); it also sets the tie band.
     max_iter : int or None, default=None
         Iteration cap of the MVCE solver; None: the solver's own.
+    update : {'normalised', 'printed'}, default='normalised'
+        Titterington's update with solver='titterington': w_j delta_j / sum_i w_i delta_i, to
+        the duality gap `tol`; or as printed in Alg. 2 step 8, w_j delta_j / d, stopped when
+        ||w(t+1) - w(t)||_2 <= `tol` (the paper's tau, 1e-2..1e-4, sect. 5.2). The printed
+        update's weights leave the simplex, so its gap certifies nothing: the tie band is 1e-4.
     max_selection_queries : int or None, default=None
         Use at most this many training points, drawn with `random_state`, as leave-one-out
         queries of the selection; None: all (the papers).
@@ -586,12 +742,14 @@ class MiniVenn(LocalMetric):
 
     def __init__(self, m=None, m_grid=None, grid_size=12, k_select=(1, 3, 5), eps=0.1,
                  eps_scale="absolute", rho=None, rho_grid=(0.0, 0.25, 0.5, 0.75, 1.0), tau=0.05,
-                 tau_grid=None, neighbourhood="cosine", solver="auto", tol=1e-9, max_iter=None,
+                 tau_grid=None, neighbourhood="cosine", owner="query", selection="loo",
+                 m_range=(1, 3), solver="auto", tol=1e-9, max_iter=None, update="normalised",
                  max_selection_queries=None, random_state=None):
         self.m, self.m_grid, self.grid_size, self.k_select = m, m_grid, grid_size, k_select
         self.eps, self.eps_scale, self.rho, self.rho_grid = eps, eps_scale, rho, rho_grid
         self.tau, self.tau_grid, self.neighbourhood = tau, tau_grid, neighbourhood
-        self.solver, self.tol, self.max_iter = solver, tol, max_iter
+        self.owner, self.selection, self.m_range = owner, selection, m_range
+        self.solver, self.tol, self.max_iter, self.update = solver, tol, max_iter, update
         self.max_selection_queries, self.random_state = max_selection_queries, random_state
 
     def _grids(self):

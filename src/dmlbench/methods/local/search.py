@@ -18,6 +18,11 @@ fast and approximately, then exactly for the candidates that can reach the answe
   way for a pair whatever the other queries or training points, so results do not depend on
   batching or chunking.
 
+A metric may also belong to the training point (`search_owned`): d_j(q)^2 = (q - y_j)^T M_j
+(q - y_j) with y_j's own M_j, or the symmetric average (d_i(y_j)^2 + d_j(q_i)^2) / 2 of both
+one-sided squared distances. The Gram form then takes its coefficients from M_j and its rows from
+the queries (the same expansion with the roles of q and y exchanged), with the same bound.
+
 Tie rule (the order is defined at the metric's resolution `band`, a relative tolerance on
 squared distances): sorted by exact squared distance, the smallest remaining value v opens a
 group holding every value <= v (1 + band); a group counts as tied, is ordered by Euclidean
@@ -93,8 +98,9 @@ def search(train: TrainingPoints, Q: np.ndarray, V: np.ndarray, g: np.ndarray,
         if exclude is not None:
             each = np.arange(lower.shape[0])
             lower[each, exclude[sl]] = upper[each, exclude[sl]] = np.inf
-        dist[sl], ind[sl] = _tie_ordered(train, Qc[sl], V[sl], g[sl], g_perp[sl], lower, upper,
-                                         depth, band[sl])
+        dist[sl], ind[sl] = _tie_ordered(
+            lower, upper, depth, band[sl],
+            lambda cand, s=sl: _exact_in_blocks(train, Qc[s], V[s], g[s], g_perp[s], cand))
     return dist, ind
 
 
@@ -113,6 +119,30 @@ def _common_bound(d: int, r: int) -> float:
     return 8.0 * (d + r + 8) * (r + 2) * _EPS
 
 
+def gram_coefficients(P: np.ndarray, V: np.ndarray, g: np.ndarray, g_perp: np.ndarray,
+                      upper: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(coef, alpha) of the metrics M_i (V[i], g[i], g_perp[i]) centred at the points P[i]:
+    coef_i . [x_a x_b (a <= b, `upper`), x, 1] = (x - p_i)^T M_i (x - p_i), one row (M_ab (2 off
+    the diagonal), -2 M p, p^T M p) per metric, and alpha_i, the bound alpha_i (|x|^2 + |p_i|^2)
+    on the round-off of that product and of `exact_squared` (`_gram_bounds`)."""
+    d, r = P.shape[1], g.shape[1]
+    M = (V * (g - g_perp[:, None])[:, None, :]) @ np.swapaxes(V, 1, 2)
+    M[:, np.arange(d), np.arange(d)] += g_perp[:, None]
+    a, c = upper
+    Mp = np.einsum("bde,be->bd", M, P)
+    coef = np.concatenate([M[:, a, c] * np.where(a == c, 1.0, 2.0), -2.0 * Mp,
+                           np.einsum("bd,bd->b", Mp, P)[:, None]], axis=1)
+    fro = np.sqrt(np.einsum("bde,bde->b", M, M))
+    top = np.maximum(np.abs(g).max(axis=1), np.abs(g_perp))
+    gamma = 2.0 * (a.size + 2 * d + 8) * _EPS
+    return coef, 2.0 * (2.0 * gamma * fro + 2.0 * _common_bound(d, r) * top)
+
+
+def gram_rows(X: np.ndarray, upper: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """[x_a x_b (a <= b), x, 1] for every row x of X: the rows `gram_coefficients` multiplies."""
+    return np.hstack([X[:, upper[0]] * X[:, upper[1]], X, np.ones((X.shape[0], 1))])
+
+
 def _gram_bounds(train, Q, V, g, g_perp):
     """Lower and upper bounds on every training point's exact squared distance: the Gram form
     y^T M y - 2 y^T M q + q^T M q, one product of (M_ab (2 off the diagonal), -2 M q, q^T M q)
@@ -120,18 +150,8 @@ def _gram_bounds(train, Q, V, g, g_perp):
     product's round-off (gamma_p times the sum of its terms' magnitudes, <= 2 ||M||_F (|y|^2 +
     |q|^2)) plus the common error (`_common_error`, with (|y| + |q|)^2 <= 2 (|y|^2 + |q|^2)):
     the factor 2 also covers the round-off of subtracting and adding it."""
-    d, r = train.X.shape[1], g.shape[1]
-    M = (V * (g - g_perp[:, None])[:, None, :]) @ np.swapaxes(V, 1, 2)
-    M[:, np.arange(d), np.arange(d)] += g_perp[:, None]
-    a, c = train.upper
-    Mq = np.einsum("bde,be->bd", M, Q)
-    coef = np.concatenate([M[:, a, c] * np.where(a == c, 1.0, 2.0), -2.0 * Mq,
-                           np.einsum("bd,bd->b", Mq, Q)[:, None]], axis=1)
+    coef, alpha = gram_coefficients(Q, V, g, g_perp, train.upper)
     approx = coef @ train.gram.T
-    fro = np.sqrt(np.einsum("bde,bde->b", M, M))
-    top = np.maximum(np.abs(g).max(axis=1), np.abs(g_perp))
-    gamma = 2.0 * (a.size + 2 * d + 8) * _EPS
-    alpha = 2.0 * (2.0 * gamma * fro + 2.0 * _common_bound(d, r) * top)
     spread = alpha[:, None] * (train.sq[None, :] + np.einsum("bd,bd->b", Q, Q)[:, None])
     upper = approx + spread
     return np.subtract(approx, spread, out=approx), upper
@@ -164,14 +184,16 @@ def exact_squared(train, Q, V, g, g_perp, cand):
     return np.maximum(d2, 0.0), np.einsum("bwd,bwd->bw", diff, diff)
 
 
-def _tie_ordered(train, Q, V, g, g_perp, lower, upper, depth, band):
+def _tie_ordered(lower, upper, depth, band, exact):
+    """The `depth` nearest by the tie rule, from lower and upper bounds on every squared distance
+    and `exact(cand)`, the exact squared metric and Euclidean distances of the candidates."""
     upper.partition(depth - 1, axis=1)  # in place (np.partition would copy it first)
     kth = upper[:, depth - 1]
     # every point of the groups up to the depth-th has exact value <= kth (1 + band)
     inside = lower <= (kth * (1.0 + band))[:, None]
     cand, valid = _packed(inside)
     width = cand.shape[1]
-    d2, e2 = _exact_in_blocks(train, Q, V, g, g_perp, cand)
+    d2, e2 = exact(cand)
     d2 = np.where(valid, d2, np.inf)
     order = np.lexsort((cand, d2), axis=1)
     d2, e2, cand = (np.take_along_axis(a, order, axis=1) for a in (d2, e2, cand))
@@ -210,4 +232,96 @@ def _exact_in_blocks(train, Q, V, g, g_perp, cand):
     for s in range(0, b, rows):
         sl = slice(s, s + rows)
         d2[sl], e2[sl] = exact_squared(train, Q[sl], V[sl], g[sl], g_perp[sl], cand[sl])
+    return d2, e2
+
+
+class OwnedMetrics:
+    """Every training point's own metric M_j (V[j], g[j], g_perp[j]: (n, d, r), (n, r), (n,), in
+    the spectral form `search` takes), centred at y_j, with its Gram coefficients
+    (`gram_coefficients`) and the tie band its accuracy allows (the largest over the training
+    points)."""
+
+    def __init__(self, train: TrainingPoints, V: np.ndarray, g: np.ndarray, g_perp: np.ndarray,
+                 band: float):
+        n, d = train.X.shape
+        p = len(train.upper[0]) + d + 1
+        if n * p * 8 > GRAM_BYTES:
+            raise ValueError(
+                f"a metric per training point needs its Gram coefficients, n (d (d + 1) / 2 + d + "
+                f"1) = {n} x {p} values ({n * p * 8 / 2**20:.0f} MB), more than the "
+                f"{GRAM_BYTES / 2**20:.0f} MB allowed: use owner='query', or reduce the features "
+                "(a PCA step in `preprocess`)")
+        self.V, self.g, self.g_perp, self.band = V, g, g_perp, float(band)
+        self.coef, self.alpha = np.empty((n, p)), np.empty(n)
+        rows = max(1, MAX_BLOCK_BYTES // (8 * 3 * d * d))
+        for s in range(0, n, rows):
+            sl = slice(s, s + rows)
+            self.coef[sl], self.alpha[sl] = gram_coefficients(train.X[sl], V[sl], g[sl],
+                                                              g_perp[sl], train.upper)
+
+
+def search_owned(train: TrainingPoints, Q: np.ndarray, own: OwnedMetrics, depth: int,
+                 band: np.ndarray, exclude: np.ndarray | None = None,
+                 query: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(dist, ind) (b, depth) as `search`, with the training point's metric: squared distance
+    (q - y_j)^T M_j (q - y_j), M_j = `own`'s (owner 'training'), or with `query` (V, g, g_perp of
+    each query's own metric) the average of the two one-sided squared distances,
+    (q - y_j)^T ((M_q + M_j) / 2) (q - y_j) (owner 'symmetric'). The tie band of query i is the
+    largest of `band[i]` and `own.band`."""
+    n, d = train.X.shape
+    b = Q.shape[0]
+    per_row = 8 * (6 * n + own.coef.shape[1] + 2 * d * d)
+    rows = max(1, MAX_BLOCK_BYTES // per_row)
+    dist = np.empty((b, depth))
+    ind = np.empty((b, depth), dtype=np.int64)
+    Qc = Q - train.mean
+    band = np.maximum(np.asarray(band, dtype=float), own.band)
+    for s0 in range(0, b, rows):
+        sl = slice(s0, min(s0 + rows, b))
+        Qs = Qc[sl]
+        approx = gram_rows(Qs, train.upper) @ own.coef.T
+        spread = own.alpha[None, :] * (train.sq[None, :] + np.einsum("bd,bd->b", Qs, Qs)[:, None])
+        lower, upper = approx - spread, approx + spread
+        mine = None if query is None else tuple(x[sl] for x in query)
+        if mine is not None:
+            gram = train.use_gram(mine[1].shape[1])
+            lq, uq = (_gram_bounds if gram else _span_bounds)(train, Qs, *mine)
+            lower, upper = 0.5 * (lower + lq), 0.5 * (upper + uq)
+            slack = 2.0 * _EPS * (np.abs(lower) + np.abs(upper))  # the average's own round-off
+            lower, upper = lower - slack, upper + slack
+        if exclude is not None:
+            each = np.arange(lower.shape[0])
+            lower[each, exclude[sl]] = upper[each, exclude[sl]] = np.inf
+        dist[sl], ind[sl] = _tie_ordered(
+            lower, upper, depth, band[sl],
+            lambda cand, Qs=Qs, mine=mine: _exact_owned_in_blocks(train, Qs, own, cand, mine))
+    return dist, ind
+
+
+def exact_squared_owned(train: TrainingPoints, Q: np.ndarray, own: OwnedMetrics,
+                        cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Squared distance of each query to the training points `cand` (b, w) under the training
+    point's own metric (computed as `exact_squared` does), and the squared Euclidean distance."""
+    diff = train.X[cand] - Q[:, None, :]
+    V = own.V[cand]
+    P = np.einsum("bwd,bwdr->bwr", diff, V)
+    perp = diff - np.einsum("bwr,bwdr->bwd", P, V)
+    d2 = (np.einsum("bwr,bwr->bw", own.g[cand], P * P)
+          + own.g_perp[cand] * np.einsum("bwd,bwd->bw", perp, perp))
+    return np.maximum(d2, 0.0), np.einsum("bwd,bwd->bw", diff, diff)
+
+
+def _exact_owned_in_blocks(train, Q, own, cand, query):
+    b, width = cand.shape
+    d, r = train.X.shape[1], own.g.shape[1]
+    rows = max(1, MAX_BLOCK_BYTES // (8 * width * (d * r + 4 * d)))
+    d2, e2 = np.empty(cand.shape), np.empty(cand.shape)
+    for s in range(0, b, rows):
+        sl = slice(s, s + rows)
+        d2[sl], e2[sl] = exact_squared_owned(train, Q[sl], own, cand[sl])
+        if query is not None:
+            V, g, g_perp = query
+            d2[sl] = 0.5 * (d2[sl] + exact_squared(train, Q[sl], V[sl], g[sl], g_perp[sl],
+                                                   cand[sl])[0])
     return d2, e2

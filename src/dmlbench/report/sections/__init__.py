@@ -20,6 +20,7 @@ from . import (
     nca_variants,
     papers,
     provenance,
+    readings,
     statistics,
     summary,
 )
@@ -41,6 +42,7 @@ SECTIONS = [
     hubness_reduction.section,
     local_metrics.mvce_check,
     local_metrics.local_metrics,
+    readings.section,
     boosting.boosting_section,
     nca_variants.section,
     provenance.provenance,
