@@ -26,13 +26,14 @@ run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 
 # everything, the cluster tests too (they install Debian's slurm-wlm, munge and postgresql when
-# run as root and missing, else skip saying why)
+# run as root and missing, else skip saying why); one pytest worker per core (pytest-xdist), the
+# tests that share system services in one worker (tests/conftest.py)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(CORES) --dist loadgroup
 
 # the quick loop: no workflow runs, clusters or servers
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n $(CORES) --dist loadgroup
 
 # the Debian packages of the cluster tests (root; CI runs this before `make test`)
 system-packages:

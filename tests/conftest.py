@@ -55,3 +55,11 @@ def smoke_run(tmp_path_factory):
     result = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml", env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     return work, env
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) the cluster tests, which start
+    and stop the machine's SLURM and PostgreSQL services, all run in one worker, one at a time."""
+    for item in items:
+        if item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.xdist_group("cluster"))
