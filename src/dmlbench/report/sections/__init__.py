@@ -22,6 +22,7 @@ from . import (
     provenance,
     statistics,
     summary,
+    tuning,
 )
 
 SECTIONS = [
@@ -32,6 +33,7 @@ SECTIONS = [
     statistics.statistics,
     bayesian.bayesian_section,
     hierarchical.section,
+    tuning.section,
     hubness.hubness,
     cost.cost,
     cost.cost_accuracy,
