@@ -131,6 +131,8 @@ def parse_k(name: str) -> int | None:
 CURVE_PREFIX = "curve."  # metric histories of curves: `curve.sweep_accuracy_k1`
 #: the MLflow artifact of a run's N_k histograms (`is_histogram`): {curve name: counts}
 HISTOGRAMS_ARTIFACT = "histograms.json"
+#: a tuned split's `tuning` entry (docs/tuning.md), one JSON artifact of its split run
+TUNING_ARTIFACT = "tuning.json"
 FIT_PREFIX = "fit."  # a method's fit_info entries: `fit.n_iter`, `fit.m_k1`
 
 

@@ -5,7 +5,8 @@ Layout: one experiment per benchmark; one parent run per (data set, method, para
 the aggregation over its splits (`records.aggregation`: mean/std metrics, mean curves as metric
 histories `curve.<name>`, but the N_k histograms together as one JSON artifact
 `histograms.json`); one child run per split holding that split's metrics (its N_k histograms in
-`histograms.json` likewise), the record as an artifact, and the record's content hash in a tag; one run per config (kind `benchmark`) holding
+`histograms.json` likewise), the record as an artifact (and a tuned split's `tuning` entry as
+`tuning.json`), and the record's content hash in a tag; one run per config (kind `benchmark`) holding
 it as an artifact; one run per `TrackedRun` of a study document. Runs are found again by their
 `dmlbench.key` tag, so ingesting the same records twice updates nothing, and a changed record
 updates its run instead of adding one.
@@ -67,8 +68,9 @@ from .aggregation import (
 DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest
-#: (4: N_k histograms as the artifact `histograms.json`, parents tagged with a content hash)
-LAYOUT_VERSION = 4
+#: (4: N_k histograms as the artifact `histograms.json`, parents tagged with a content hash;
+#: 5: a tuned split's `tuning` entry as the artifact `tuning.json`)
+LAYOUT_VERSION = 5
 ARRAYS_ARTIFACT = "arrays.npz"
 
 
@@ -505,9 +507,12 @@ def split_digest(record: dict) -> str:
 
 
 def _write_child(mlclient, run_id: str, record: dict, digest: str, folder: Path) -> None:
-    """Log a split record into its run (metrics, fit info, curves, the record and its arrays as
-    artifacts), FINISHED last; `folder` holds the record file (arrays are named relative to it)."""
+    """Log a split record into its run (metrics, fit info, curves, the record, its arrays and
+    its `tuning` entry as artifacts), FINISHED last; `folder` holds the record file (arrays are
+    named relative to it)."""
     files = {"record.json": json.dumps(record, indent=2, sort_keys=True)}
+    if "tuning" in record:  # what the report's tuning section reads (`report.runs`)
+        files[voc.TUNING_ARTIFACT] = json.dumps(record["tuning"], sort_keys=True)
     if "arrays" in record:  # the split's arrays (.npz next to its record file)
         _check_arrays(folder, record["arrays"])
         files[ARRAYS_ARTIFACT] = folder / record["arrays"]["file"]

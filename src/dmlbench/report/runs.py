@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import urllib.parse
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,16 @@ class MlflowRuns:
     def split_arrays(self, run_id: str) -> dict | None:
         """The arrays a split run of the last `load` kept (`split_arrays`)."""
         return split_arrays(self._artifact_uris[run_id])
+
+    def split_tuning(self, run_ids) -> dict[str, dict]:
+        """{run id: its `tuning` entry} of the split runs (of the last `load`) that were tuned
+        (`split_tuning`)."""
+        out = {}
+        for run_id in dict.fromkeys(run_ids):
+            entry = split_tuning(self._artifact_uris[run_id])
+            if entry is not None:
+                out[run_id] = entry
+        return out
 
 
 class RecordRuns:
@@ -148,6 +159,11 @@ class RecordRuns:
             if values:
                 out[run_id] = values
         return out
+
+    def split_tuning(self, run_ids) -> dict[str, dict]:
+        """{run id: its record's `tuning` entry} of the split runs that were tuned."""
+        return {run_id: self._records[run_id]["tuning"] for run_id in dict.fromkeys(run_ids)
+                if "tuning" in self._records[run_id]}
 
     def split_arrays(self, run_id: str) -> dict | None:
         entry = self._records[run_id].get("arrays")
@@ -239,6 +255,26 @@ def split_arrays(artifact_uri: str) -> dict | None:
             artifact_uri=f"{artifact_uri.rstrip('/')}/{tracking.ARRAYS_ARTIFACT}", dst_path=tmp)
         with np.load(path) as npz:
             return {name: npz[name] for name in npz.files}
+
+
+def split_tuning(artifact_uri: str) -> dict | None:
+    """A tuned split run's `tuning` entry (its artifact `voc.TUNING_ARTIFACT`, the record's
+    entry as the ingest logged it), or None for a run without it. A local store's artifact is
+    read as a file (thousands of split runs: MLflow's artifact calls cost tens of ms each)."""
+    location = f"{artifact_uri.rstrip('/')}/{voc.TUNING_ARTIFACT}"
+    parsed = urllib.parse.urlparse(location)
+    if parsed.scheme in ("", "file"):
+        path = Path(urllib.parse.unquote(parsed.path))
+        if not path.exists():
+            return None
+        return json.loads(path.read_text())
+    import mlflow
+
+    names = {a.path.rsplit("/", 1)[-1]
+             for a in mlflow.artifacts.list_artifacts(artifact_uri=artifact_uri)}
+    if voc.TUNING_ARTIFACT not in names:
+        return None
+    return mlflow.artifacts.load_dict(location)
 
 
 def _tag(frame: pd.DataFrame, name: str) -> pd.Series:

@@ -23,6 +23,7 @@ from . import (
     readings,
     statistics,
     summary,
+    tuning,
 )
 
 SECTIONS = [
@@ -33,6 +34,7 @@ SECTIONS = [
     statistics.statistics,
     bayesian.bayesian_section,
     hierarchical.section,
+    tuning.section,
     hubness.hubness,
     cost.cost,
     cost.cost_accuracy,
