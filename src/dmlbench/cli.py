@@ -25,14 +25,19 @@ import sys
 import textwrap
 from pathlib import Path
 
-from . import config, data, records, studies
-from .data import PAPERS, REGISTRY, cache, from_file, generators, lock
-from .data.download import DownloadError
-from .files import check_writable, read_json, write_json
-from .methods import REGISTRY as METHODS
-from .methods import plugins, search_spaces
-from .records import tracking
-from .run import job, plan, protocols
+from . import deferred
+
+# scikit-learn and some of these modules import pandas and pyarrow at start-up, which most verbs
+# never use: imported when first used (dmlbench.deferred)
+with deferred.deferring("pandas", "pyarrow"):
+    from . import config, data, records, studies
+    from .data import PAPERS, REGISTRY, cache, from_file, generators, lock
+    from .data.download import DownloadError
+    from .files import check_writable, read_json, write_json
+    from .methods import REGISTRY as METHODS
+    from .methods import plugins, search_spaces
+    from .records import tracking
+    from .run import job, plan, protocols
 
 # `report` and `publish` (which rebuilds reports) are imported by their verbs only: they load
 # matplotlib and seaborn, which no other verb needs.
