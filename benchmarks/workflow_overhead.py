@@ -1,7 +1,7 @@
 """Where the CPU of a whole workflow run goes: inside the jobs (the records' own CPU seconds:
 preprocessing, fit, prediction, training-set search) and outside them (each job process's
-start-up and bookkeeping, the data-set and split steps, ingest, publish, report, Snakemake's
-own process and the job shells), as CPU seconds and as shares of the run.
+start-up and bookkeeping, the prepare steps (data sets and split files), ingest, publish,
+report, Snakemake's own process and the job shells), as CPU seconds and as shares of the run.
 
     python benchmarks/workflow_overhead.py --configfile config/config.yaml --cores 2
     python benchmarks/workflow_overhead.py --log results/default/cpu.jsonl   # read again
@@ -52,6 +52,7 @@ if os.environ.get("DMLBENCH_CPU_LOG"):
 
 #: the `dmlbench` verbs of the workflow's steps, as the breakdown names them
 STEPS = {"run": "job processes (start-up, data loading, record writing)",
+         "prepare": "prepare steps (data set and its split files)",
          "dataset": "dataset steps", "split": "split steps", "study": "study steps",
          "ingest": "ingest (track)", "publish": "publish", "report": "report"}
 
@@ -119,7 +120,7 @@ def breakdown(log: Path, results: Path, tree_cpu: float | None) -> list[tuple[st
     inside, n_records = job_cpu(results)
     rows = [("inside the jobs (records' *_cpu_s)", inside, n_records)]
     rows.append((STEPS["run"], per_verb.pop("run", 0.0) - inside, count["run"]))
-    for verb in ("dataset", "split", "study", "ingest", "publish", "report"):
+    for verb in ("prepare", "dataset", "split", "study", "ingest", "publish", "report"):
         if verb in per_verb:
             rows.append((STEPS[verb], per_verb.pop(verb), count[verb]))
     rows.append(("Snakemake's own process", per_verb.pop("snakemake", 0.0), count["snakemake"]))

@@ -45,9 +45,9 @@ def test_smoke_config_runs_through_the_slurm_profile(slurm, tmp_path):
     assert (work / "reports/smoke/index.html").exists()
 
     jobs = slurm.completed_jobs()
-    # one sbatch job per data set (its dataset and split jobs, grouped by the profile) and per
-    # run step (one per method: its jobs on every data set); track and report ran locally
-    expected = len(smoke["datasets"]) + len(smoke["methods"])
+    # one sbatch job per run step (one per method: its jobs on every data set); the data sets'
+    # prepare steps, track and report ran locally
+    expected = len(smoke["methods"])
     assert len(jobs) == expected, jobs
     assert Counter(j["State"] for j in jobs) == {"COMPLETED": expected}
     assert {j["Partition"] for j in jobs} == {"test"} and {j["NodeList"] for j in jobs} == {"localhost"}

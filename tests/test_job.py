@@ -306,6 +306,20 @@ def test_a_record_file_of_other_settings_or_splits_is_not_current(tmp_path):
     assert not job.is_current(batch[0]["job"], batch[0]["out"])
 
 
+def test_a_record_file_stays_current_when_the_data_set_files_are_touched(tmp_path):
+    """Every prepare step on a shared cache touches the data set's files (Snakemake touches a
+    step's outputs), e.g. another config's that only adds a split file: the data set counts by
+    its sha256, the split file by its time."""
+    batch = _batch(tmp_path)
+    job.run_batch(batch, progress=False)
+    later = Path(batch[0]["out"]).stat().st_mtime + 60
+    for path in (tmp_path / "cache/datasets").iterdir():
+        os.utime(path, (later, later))
+    assert all(job.is_current(e["job"], e["out"]) for e in batch)
+    os.utime(batch[0]["job"]["split_file"], (later, later))
+    assert not job.is_current(batch[0]["job"], batch[0]["out"])
+
+
 def test_run_takes_either_a_job_or_a_batch(capsys):
     from dmlbench import cli
 

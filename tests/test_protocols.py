@@ -85,7 +85,7 @@ def test_saved_splits_roundtrip(tmp_path):
 
 def test_a_rewritten_split_file_is_read_again(tmp_path):
     """The open split file is kept between splits, keyed by the file's identity: a new file in
-    its place (the split rule writes by rename) is read, not the old one."""
+    its place (the prepare step writes by rename) is read, not the old one."""
     path = tmp_path / "s.npz"
     first = protocols.make_splits(Y, {"kind": "kfold", "folds": 5}, 1)
     protocols.save_splits(path, first, {"kind": "kfold", "folds": 5}, 1, "ab" * 32)

@@ -158,6 +158,10 @@ def test_a_local_sqlite_store_logs_ahead_with_normal_sync(mlflow_uri, record_fil
     with engine.connect() as connection:
         assert connection.execute(text("PRAGMA synchronous")).scalar() == 1
     engine.dispose()
+    # and the connections MLflow opened on the new store and keeps in its pool (the store was
+    # switched to WAL before MLflow first connected to it)
+    with tracking.client()._tracking_client.store.engine.connect() as connection:
+        assert connection.execute(text("PRAGMA synchronous")).scalar() == 1
     assert tracking._file_system(database) not in tracking._NETWORK_FS
 
 

@@ -77,6 +77,28 @@ def test_changing_one_methods_params_reruns_only_its_jobs(smoke_run, tmp_path):
     assert {method for _, method in reruns} == {"lmnn"} and len(reruns) == 2, reruns
 
 
+def test_another_protocol_on_the_shared_cache_reruns_nothing_of_this_benchmark(smoke_run,
+                                                                               tmp_path):
+    """A config that adds a split file of a cached data set reruns that data set's prepare
+    step, which touches the cached files: the smoke benchmark's steps stay done."""
+    import shutil
+
+    work = tmp_path / "work"
+    shutil.copytree(smoke_run[0], work, symlinks=True)
+    env = smoke_run[1]  # the same store: its URI is a param of the track step (no write here)
+    cfg = yaml.safe_load((work / "config/smoke.yaml").read_text())
+    cfg.update(benchmark="other", datasets={"iris": {"protocol": {"kind": "kfold", "folds": 3}}},
+               methods={"euclidean": None})
+    (work / "config/other.yaml").write_text(yaml.safe_dump(cfg))
+    result = snakemake(work, "--cores", "1", "--configfile", "config/other.yaml",
+                       "--until", "prepare_iris", env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(list((work / "resources/splits/iris").glob("*.npz"))) == 2
+    result = snakemake(work, "-n", "--configfile", "config/smoke.yaml", env=env)
+    assert result.returncode == 0
+    assert "Nothing to be done" in result.stdout + result.stderr, result.stdout[-3000:]
+
+
 @pytest.mark.parametrize("patch, message", [
     ({"colour": "blue"}, "colour"),
     ({"datasets": {"nosuchset": None}}, "datasets.nosuchset"),

@@ -61,4 +61,4 @@ def test_offline_without_mirror_stops_before_any_job(tmp_path):
     dry = snakemake(work, "-n", "--configfile", "config/nodata.yaml")
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert "cannot be obtained" not in dry.stdout + dry.stderr
-    assert "dataset" in dry.stdout + dry.stderr
+    assert "prepare_glass" in dry.stdout + dry.stderr

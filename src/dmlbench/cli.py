@@ -5,6 +5,7 @@
     dmlbench check-config FILE        validate a config (schema + names + parameters)
     dmlbench dataset NAME...          build and cache data sets (downloads: --mirror, --offline)
     dmlbench split NAME ...           make and save one data set's splits
+    dmlbench prepare NAME --splits J  both: one data set and its split files (the workflow)
     dmlbench run --job JSON           run one job, write its record file (--batch: several)
     dmlbench study KIND --job JSON    run one job of a side study (e.g. mvce_validation)
     dmlbench ingest FILE...           import record files (and study documents) into MLflow
@@ -24,14 +25,19 @@ import sys
 import textwrap
 from pathlib import Path
 
-from . import config, data, records, studies
-from .data import PAPERS, REGISTRY, cache, from_file, generators, lock
-from .data.download import DownloadError
-from .files import check_writable, read_json, write_json
-from .methods import REGISTRY as METHODS
-from .methods import plugins, search_spaces
-from .records import tracking
-from .run import job, plan, protocols
+from . import deferred
+
+# scikit-learn and some of these modules import pandas and pyarrow at start-up, which most verbs
+# never use: imported when first used (dmlbench.deferred)
+with deferred.deferring("pandas", "pyarrow"):
+    from . import config, data, records, studies
+    from .data import PAPERS, REGISTRY, cache, from_file, generators, lock
+    from .data.download import DownloadError
+    from .files import check_writable, read_json, write_json
+    from .methods import REGISTRY as METHODS
+    from .methods import plugins, search_spaces
+    from .records import tracking
+    from .run import job, plan, protocols
 
 # `report` and `publish` (which rebuilds reports) are imported by their verbs only: they load
 # matplotlib and seaborn, which no other verb needs.
@@ -121,25 +127,51 @@ def _check_config(args) -> None:
     print(f"{args.config}: valid; {plan.summary(cfg)}")
 
 
-def _dataset(args) -> None:
+def _ensure(name: str, args) -> data.Dataset:
+    """Data set `name` from the cache, built (and downloaded) first if missing, with the
+    options of `dmlbench dataset` / `prepare`; prints its size."""
     given = json.loads(args.files) if args.files else {}
+    spec = from_file.spec(from_file.FileSource.from_json(given[name])) if name in given else None
+    ds = data.ensure(name, args.cache, mirror=args.mirror, offline=args.offline,
+                     trust_unpinned=args.trust_unpinned, spec=spec)
+    print(f"{ds.name}: n = {ds.meta['n']}, d = {ds.meta['d']}, "
+          f"classes = {ds.meta['class_counts']}")
+    return ds
+
+
+def _dataset(args) -> None:
     for name in args.names:
-        spec = from_file.spec(from_file.FileSource.from_json(given[name])) if name in given \
-            else None
-        ds = data.ensure(name, args.cache, mirror=args.mirror, offline=args.offline,
-                         trust_unpinned=args.trust_unpinned, spec=spec)
-        print(f"{ds.name}: n = {ds.meta['n']}, d = {ds.meta['d']}, "
-              f"classes = {ds.meta['class_counts']}")
+        _ensure(name, args)
+
+
+def _write_splits(ds: data.Dataset, out: str, protocol: dict, seed: int,
+                  drop_classes_below: int) -> None:
+    splits = protocols.make_splits(ds.y, protocol, seed, given=ds.given_split, dataset=ds.name,
+                                   drop_classes_below=drop_classes_below,
+                                   given_folds=ds.given_folds)
+    protocols.save_splits(out, splits, protocol, seed, ds.meta["sha256"])
+    print(f"{ds.name}: {len(splits)} splits -> {out}")
 
 
 def _split(args) -> None:
-    ds = data.load(args.name, args.cache)
-    protocol = json.loads(args.protocol)
-    splits = protocols.make_splits(ds.y, protocol, args.seed, given=ds.given_split,
-                                   dataset=args.name, drop_classes_below=args.drop_classes_below,
-                                   given_folds=ds.given_folds)
-    protocols.save_splits(args.out, splits, protocol, args.seed, ds.meta["sha256"])
-    print(f"{args.name}: {len(splits)} splits -> {args.out}")
+    _write_splits(data.load(args.name, args.cache), args.out, json.loads(args.protocol),
+                  args.seed, args.drop_classes_below)
+
+
+def _prepare(args) -> None:
+    files = json.loads(args.splits)
+    if not isinstance(files, dict):
+        raise ValueError("--splits must be a JSON object {split file: {protocol, seed, "
+                         f"drop_classes_below}}, got {args.splits[:200]}")
+    for out, entry in files.items():
+        unknown = set(entry) - {"protocol", "seed", "drop_classes_below"}
+        if unknown or "protocol" not in entry:
+            raise ValueError(f"--splits entry of {out} needs 'protocol' (and may give 'seed', "
+                             f"'drop_classes_below'); unknown keys: {sorted(unknown)}")
+    ds = _ensure(args.name, args)
+    for out, entry in files.items():
+        _write_splits(ds, out, entry["protocol"], int(entry.get("seed", 0)),
+                      int(entry.get("drop_classes_below", 0)))
 
 
 def _run(args) -> None:
@@ -246,6 +278,27 @@ def _publish(args) -> None:
           f"{manifest}", file=sys.stderr)
 
 
+def _dataset_options(s: argparse.ArgumentParser) -> None:
+    """The options of the verbs that build data sets (`dataset`, `prepare`)."""
+    s.add_argument("--cache", default="resources")
+    s.add_argument("--mirror", default=os.environ.get("DMLBENCH_MIRROR") or None,
+                   help="directory or base URL tried before the public homes (default: "
+                        "$DMLBENCH_MIRROR, which the workflow sets from data.mirror)")
+    s.add_argument("--offline", action="store_true",
+                   default=os.environ.get("DMLBENCH_OFFLINE") == "1",
+                   help="never contact the public homes (embedded, cached or mirror only; "
+                        "default: $DMLBENCH_OFFLINE = 1, which the workflow sets from data.offline)")
+    s.add_argument("--trust-unpinned", action="store_true",
+                   default=os.environ.get("DMLBENCH_TRUST_UNPINNED") == "1",
+                   help="use downloaded files that have no pin (`dmlbench datasets --files`: "
+                        "UNPINNED); their records are marked unpinned (default: "
+                        "$DMLBENCH_TRUST_UNPINNED = 1, which the workflow sets from "
+                        "data.trust_unpinned)")
+    s.add_argument("--files", default=os.environ.get(from_file.ENVIRONMENT) or None,
+                   help="the data sets given by a file in a config: JSON {cache name: source} "
+                        f"(default: ${from_file.ENVIRONMENT}, which the workflow sets)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dmlbench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -271,24 +324,17 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("dataset", help="build and cache data sets (downloading them if needed)")
     s.add_argument("names", nargs="+", metavar="name")
-    s.add_argument("--cache", default="resources")
-    s.add_argument("--mirror", default=os.environ.get("DMLBENCH_MIRROR") or None,
-                   help="directory or base URL tried before the public homes (default: "
-                        "$DMLBENCH_MIRROR, which the workflow sets from data.mirror)")
-    s.add_argument("--offline", action="store_true",
-                   default=os.environ.get("DMLBENCH_OFFLINE") == "1",
-                   help="never contact the public homes (embedded, cached or mirror only; "
-                        "default: $DMLBENCH_OFFLINE = 1, which the workflow sets from data.offline)")
-    s.add_argument("--trust-unpinned", action="store_true",
-                   default=os.environ.get("DMLBENCH_TRUST_UNPINNED") == "1",
-                   help="use downloaded files that have no pin (`dmlbench datasets --files`: "
-                        "UNPINNED); their records are marked unpinned (default: "
-                        "$DMLBENCH_TRUST_UNPINNED = 1, which the workflow sets from "
-                        "data.trust_unpinned)")
-    s.add_argument("--files", default=os.environ.get(from_file.ENVIRONMENT) or None,
-                   help="the data sets given by a file in a config: JSON {cache name: source} "
-                        f"(default: ${from_file.ENVIRONMENT}, which the workflow sets)")
+    _dataset_options(s)
     s.set_defaults(func=_dataset)
+
+    s = sub.add_parser("prepare", help="build and cache one data set (downloading it if needed) "
+                                       "and write its split files (the workflow's prepare steps)")
+    s.add_argument("name")
+    s.add_argument("--splits", default="{}",
+                   help="the split files to write, as JSON {file: {\"protocol\": {...}, "
+                        "\"seed\": 0, \"drop_classes_below\": 0}}")
+    _dataset_options(s)
+    s.set_defaults(func=_prepare)
 
     s = sub.add_parser("split", help="make and save the splits of one data set")
     s.add_argument("name")

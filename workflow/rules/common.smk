@@ -39,7 +39,7 @@ def job_shell_prefix():
     workflow/envs/dmlbench.yaml); and the config's data.mirror, data.offline and
     data.trust_unpinned as DMLBENCH_MIRROR, DMLBENCH_OFFLINE and DMLBENCH_TRUST_UNPINNED, and
     the data sets given by a file (their absolute paths) as DMLBENCH_DATASET_FILES, which
-    `dmlbench dataset` reads. These are no params of the dataset step, on purpose: params are
+    `dmlbench prepare` reads. These are no params of the prepare steps, on purpose: params are
     a rerun trigger, and moving the mirror (or the project with its data files) must not rerun
     every cached data set (and with them every job), while the shell prefix is no part of any
     step's code. Braces are doubled because Snakemake formats the prefix."""
@@ -65,14 +65,14 @@ wildcard_constraints:
     study="|".join(sorted({kind for kind, _ in STUDY_JOBS})) or "no-study",
 
 
-def split_arguments(wildcards):
-    """`dmlbench split` options of the split file requested (one of this config's data sets)."""
-    args = dmlplan.split_arguments(CFG, wildcards.name, wildcards.split_id)
-    if args is None:
-        raise WorkflowError(f"no data set of this config has split {wildcards.split_id}")
-    protocol = json.dumps(args["protocol"], sort_keys=True)
-    return (f"--protocol '{protocol}' --seed {args['seed']} "
-            f"--drop-classes-below {args['drop_classes_below']}")
+#: {split file: its protocol, seed and class filter} of every split file of the config
+SPLIT_FILES = {path: arguments for _, name in dmlplan.prepare_steps(CFG)
+               for path, arguments in dmlplan.split_files(CFG, name).items()}
+
+
+def split_arguments(paths):
+    """`dmlbench prepare --splits` of these split files (a prepare step's outputs)."""
+    return {path: SPLIT_FILES[path] for path in paths}
 
 
 def dataset_files(label):
@@ -82,10 +82,15 @@ def dataset_files(label):
 
 
 def batch_inputs(batch):
-    """The cached data sets and split files the jobs of a batch read."""
+    """The cached data sets and split files the jobs of a batch read. The data set's files
+    are `ancient`: their times do not rerun the batch, since every prepare step of any config
+    on this cache touches them (Snakemake touches a step's outputs), e.g. one that only adds a
+    split file of another protocol. A data set built again (its files missing) comes with
+    new split files, which do rerun the batch; and `dmlbench run --batch` compares each
+    record with the data set's sha256 (`run.job.is_current`)."""
     labels = dict.fromkeys(job.dataset for job in batch.jobs)
     return [path for label in labels for path in
-            [*dataset_files(label).values(), dmlplan.split_path(CFG, label)]]
+            [*map(ancient, dataset_files(label).values()), dmlplan.split_path(CFG, label)]]
 
 
 def batch_argument(batch):

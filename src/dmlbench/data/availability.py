@@ -10,7 +10,7 @@ without DNS; it cannot tell that a file is still online, which the download itse
 `offline: true` skips the probes: a machine known to have no internet needs no waiting.
 A downloaded set with a file the download lock cannot pin (or a cached one built from such a
 file) is "unpinned" unless the config trusts unpinned files (`data.trust_unpinned`): refused
-before any job, as its `dataset` job would refuse it.
+before any job, as its prepare step would refuse it.
 """
 
 from __future__ import annotations

