@@ -344,3 +344,59 @@ def test_a_local_metric_default_is_scored_by_its_own_neighbour_lists():
         ref = MetricKNeighborsClassifier(make("rmvem", params), n_neighbors=k)
         assert entry["default_test_accuracy"][str(k)] == pytest.approx(
             ref.fit(X[train], y[train]).score(X[test], y[test]))
+
+
+PICKY = '''
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+
+class Picky(BaseEstimator, TransformerMixin):
+    """Multiplies every feature by `scale` (the k-NN lists of every scale are the same); a
+    scale other than 1 cannot be fitted on more than `most` points."""
+
+    def __init__(self, scale=1.0, most=80):
+        self.scale, self.most = scale, most
+
+    def fit(self, X, y=None):
+        if self.scale != 1.0 and len(X) > self.most:
+            raise ValueError(f"Picky: {len(X)} points, at most {self.most}")
+        self.n_features_in_ = np.asarray(X).shape[1]
+        return self
+
+    def transform(self, X):
+        return self.scale * np.asarray(X, dtype=float)
+'''
+
+
+def test_a_winner_the_whole_training_part_cannot_take_gives_way_to_the_next_ranked(
+        tmp_path, toy):
+    """Candidate 0 (scale 2) ties with candidate 1 on the inner folds (70 training points) and
+    wins the tie, but cannot be fitted on the whole training part (105 points): the
+    next-ranked candidate takes its ks, the record says why, and the accuracies are those of
+    the Euclidean k-NN (what scale 1 gives)."""
+    plugin = tmp_path / "picky.py"
+    plugin.write_text(PICKY)
+    entry = {"class": f"{plugin}:Picky", "search_space": {"scale": [2.0, 1.0]}}
+    cfg, ds, out = run_toy_jobs(tmp_path, {"picky": entry})
+    for record in out["picky"]:
+        tuning_entry = record["tuning"]
+        assert tuning_entry["inner_scores"]["1"][0] == tuning_entry["inner_scores"]["1"][1]
+        assert "at most 80" in tuning_entry["refit_failed"]["0"]
+        assert tuning_entry["chosen_index"] == {"1": 1, "3": 1}
+        assert tuning_entry["chosen"]["1"] == {"scale": 1.0}
+        assert "at most 80" in tuning_entry["default_failed"]
+        split, _ = protocols.load_split(plan.split_path(cfg, "toy-tune"), record["split"]["index"])
+        for k in (1, 3):
+            knn = KNeighborsClassifier(k, algorithm="brute").fit(ds.X[split.train],
+                                                                  ds.y[split.train])
+            assert record["metrics"][f"accuracy_k{k}"] == pytest.approx(
+                knn.score(ds.X[split.test], ds.y[split.test]))
+
+
+def test_a_job_fails_naming_the_reason_when_no_candidate_fits_the_training_part(tmp_path, toy):
+    plugin = tmp_path / "picky.py"
+    plugin.write_text(PICKY)
+    entry = {"class": f"{plugin}:Picky", "search_space": {"scale": [2.0, 3.0]}}
+    with pytest.raises(ValueError, match="no candidate could be fitted on the training part"):
+        run_toy_jobs(tmp_path, {"picky": entry})

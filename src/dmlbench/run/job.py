@@ -92,23 +92,36 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
                     one_pass.rows(split) if one_pass is not None else
                     preprocessing.fit_transform_rows(spec["preprocess"], dataset.X, split.train,
                                                      split.test))
-            runs = [(None, None, spec["k"])]
+            pending = [(None, spec["k"])]  # (candidate index, its ks) still to fit
             if spec.get("tuning"):
                 chosen, tried, tuned = tuning.tune(spec, lambda p: build(p)[0], X_train,
                                                    y_train, index, spec["k"])
-                runs = [(i, tried[i], ks) for i, ks in tuning.groups(chosen)]
+                pending = tuning.groups(chosen)
             kept: dict = {}
             default = None  # the default candidate (index 0) when it won some k: (fitted, times)
-            for run_index, (candidate_index, overrides, ks) in enumerate(runs):
-                first = run_index == 0
-                step = timings if first else {}
+            metrics = None
+            while pending:
+                candidate_index, ks = pending.pop(0)
+                first = metrics is None
+                step: dict = {}
+                overrides = None if candidate_index is None else tried[candidate_index]
                 candidate, candidate_params = build(overrides)
                 fit_params: dict = {}
                 if one_pass is not None and not overrides:  # the pass's view of the method
                     candidate, fit_params = one_pass.estimator(split, reduction)
-                with stopwatch(step, "fit"):
-                    candidate.fit(X_train, y_train, **fit_params)
-                candidate.check_finite()
+                try:
+                    with stopwatch(step, "fit"):
+                        candidate.fit(X_train, y_train, **fit_params)
+                    candidate.check_finite()
+                except ValueError as err:
+                    if tuned is None:
+                        raise
+                    # the winner fits the inner folds but not the whole training part: the
+                    # next-ranked candidate takes its ks
+                    tuning.replace_failed(tuned, chosen, candidate_index, ks, str(err))
+                    todo = ks + [k for _, later in pending for k in later]
+                    pending = tuning.groups({k: chosen[k] for k in todo})
+                    continue
                 if candidate_index == 0:
                     default = (candidate, {key: step[key] for key in (
                         voc.wall_seconds("fit"), voc.cpu_seconds("fit"))})
@@ -118,6 +131,7 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
                                  sweep=spec["dimension_sweep"], neighbours=kept if first else None)
                 if first:
                     est, params, metrics = candidate, candidate_params, found
+                    timings.update(step)
                 else:  # another winner for these ks: its accuracies; its times add up
                     metrics.update({key: value for key, value in found.items()
                                     if key in {voc.accuracy(k) for k in ks} |

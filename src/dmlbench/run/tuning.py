@@ -123,6 +123,33 @@ def tune(spec: dict, build, X_train: np.ndarray, y_train: np.ndarray, split: int
     return chosen, tried, entry
 
 
+def ranked(entry: dict, k: int) -> list[int]:
+    """The candidates at k from the best mean inner score down, a tie to the earlier (simpler)
+    one as in `tune`; candidates that failed on the inner folds left out."""
+    if entry["inner_scores"] is None:
+        return [0]
+    scores = entry["inner_scores"][str(k)]
+    return sorted((i for i, v in enumerate(scores) if v is not None), key=lambda i: (-scores[i], i))
+
+
+def replace_failed(entry: dict, chosen: dict[int, int], index: int, ks: list[int],
+                   reason: str) -> None:
+    """The chosen candidate `index` could not be fitted on the whole training part (`reason`):
+    at its `ks` the next candidate of `ranked` that has not failed takes its place (`chosen` and
+    the entry's `chosen`, `chosen_index` updated; `refit_failed` records why). A `ValueError`
+    when none is left."""
+    failed = entry.setdefault("refit_failed", {})
+    failed[str(index)] = " ".join(reason.split())
+    for k in ks:
+        left = [i for i in ranked(entry, k) if str(i) not in failed]
+        if not left:
+            raise ValueError(f"tuning: no candidate could be fitted on the training part at "
+                             f"k = {k}; candidate {index}: {failed[str(index)]}")
+        chosen[k] = left[0]
+        entry["chosen"][str(k)] = entry["candidates"][left[0]]
+        entry["chosen_index"][str(k)] = left[0]
+
+
 def groups(chosen: dict[int, int]) -> list[tuple[int, list[int]]]:
     """(candidate index, the ks it won), the candidate of the smallest k first: each distinct
     winner is fitted once on the whole training part and evaluated at its ks."""
