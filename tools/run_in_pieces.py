@@ -1,0 +1,127 @@
+"""Run a long config one data set at a time and publish each finished piece.
+
+A run of many hours (the reality check: 34 data sets, 578 jobs) does not fit one sitting: a
+process still running when the session ends is killed. This runs `snakemake` on one data set's
+record files at a time, the cheapest sets first (registry size n x d, then label), and after
+each puts every finished record file under `reports/<benchmark>/records` with its manifest
+(`dmlbench publish`), optionally committing it. Before it starts, record files already published
+are restored into `results/<benchmark>/`, so a rerun in a fresh clone skips them (`dmlbench run`
+skips a job whose record file is current) and only the rest is computed. A data set is done when
+all its jobs are published; failed jobs (`--keep-going`) are retried by the next invocation.
+The config needs `datasets_per_job: 1`, so that one data set's jobs are steps of their own.
+
+    python tools/run_in_pieces.py config/reality-check.yaml --extra mirror.yaml --cores 2 --commit
+    python tools/run_in_pieces.py config/reality-check.yaml --dry-run   # the order, no run
+
+`--skip-methods lmnn` leaves a method's jobs out of this invocation (e.g. while its cost is
+being decided); `--only keel-iris` runs the named sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from snakemake.utils import update_config
+
+from dmlbench import config as cfg
+from dmlbench.run import plan, sources
+
+#: the virtual environment's commands, whatever PATH says
+BIN = Path(sys.executable).parent
+
+
+def load(configfile: str, extra: list[str]) -> dict:
+    """The checked config as Snakemake would build it (later files update earlier ones)."""
+    raw = yaml.safe_load(Path(configfile).read_text())
+    for path in extra:
+        update_config(raw, yaml.safe_load(Path(path).read_text()))
+    return plan.check(raw, config_files=[configfile, *extra])
+
+
+def order(config: dict) -> list[str]:
+    """The config's data-set labels, smallest registry size (n x d) first."""
+    def size(label: str) -> tuple[int, str]:
+        spec = sources.dataset_spec(config, label)
+        return spec.n * spec.d, label
+    return sorted(config["datasets"], key=size)
+
+
+def published_path(results: Path, published: Path, record: str) -> Path:
+    return (published / Path(record).relative_to(results)).with_suffix(".json.gz")
+
+
+def restore(results: Path, published: Path) -> int:
+    """Copy the published record files (decompressed) and arrays files that `results` lacks."""
+    restored = 0
+    for path in published.glob("runs/**/*"):
+        if not path.is_file():
+            continue
+        relative = path.relative_to(published)
+        target = results / (relative.with_suffix("") if path.name.endswith(".json.gz")
+                            else relative)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if path.name.endswith(".json.gz"):
+                target.write_bytes(gzip.decompress(path.read_bytes()))
+            else:
+                shutil.copyfile(path, target)
+            restored += 1
+    return restored
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("configfile")
+    p.add_argument("--extra", nargs="*", default=[], help="config files merged after it")
+    p.add_argument("--cores", default="1")
+    p.add_argument("--skip-methods", nargs="*", default=[])
+    p.add_argument("--only", nargs="*", default=[], help="data-set labels to run")
+    p.add_argument("--commit", action="store_true", help="git commit each published piece")
+    p.add_argument("--dry-run", action="store_true", help="print the order and job counts")
+    args = p.parse_args(argv)
+    config = load(args.configfile, args.extra)
+    if config.get("datasets_per_job") != 1:
+        p.error(f"{args.configfile}: set `datasets_per_job: 1` so each data set's jobs are "
+                "steps of their own")
+    bench = cfg.benchmark(config)
+    results, published = Path("results", bench), Path("reports", bench, "records")
+    jobs = [j for j in plan.jobs(config) if j.method not in args.skip_methods]
+    sets = [s for s in order(config) if not args.only or s in args.only]
+    if args.dry_run:
+        for label in sets:
+            print(label, sum(j.dataset == label for j in jobs))
+        return 0
+    print(f"restored {restore(results, published)} published files into {results}", flush=True)
+    for label in sets:
+        targets = [plan.record_path(config, j) for j in jobs if j.dataset == label]
+        if all(published_path(results, published, t).exists() for t in targets):
+            continue
+        start = time.time()
+        done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
+                               "--configfile", args.configfile, *args.extra, "--", *targets])
+        print(f"{time.strftime('%H:%M:%S')} {label}: snakemake exit {done.returncode} after "
+              f"{time.time() - start:.0f} s", flush=True)
+        finished = sorted(str(p) for p in (results / "runs").glob("*/*/part*.json"))
+        if not finished:
+            continue
+        subprocess.run([str(BIN / "dmlbench"), "publish", *finished, "--config-json",
+                        json.dumps(config, sort_keys=True), "--results", str(results),
+                        "--out", str(published.parent)], check=True)
+        if args.commit:
+            subprocess.run(["git", "add", "-A", str(published), str(published.parent /
+                                                                   "config.json")], check=True)
+            subprocess.run(["git", "commit", "-q", "-m", f"{bench} records: {label} "
+                            f"({len(finished)} record files)"], check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
