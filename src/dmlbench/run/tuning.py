@@ -144,7 +144,8 @@ def replace_failed(entry: dict, chosen: dict[int, int], index: int, ks: list[int
         left = [i for i in ranked(entry, k) if str(i) not in failed]
         if not left:
             raise ValueError(f"tuning: no candidate could be fitted on the training part at "
-                             f"k = {k}; candidate {index}: {failed[str(index)]}")
+                             f"k = {k}; candidate {index}: {failed[str(index)]} (give the method a "
+                             "search_space or params its data can take)")
         chosen[k] = left[0]
         entry["chosen"][str(k)] = entry["candidates"][left[0]]
         entry["chosen_index"][str(k)] = left[0]
