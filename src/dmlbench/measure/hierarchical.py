@@ -70,7 +70,7 @@ LOWER_BETA, UPPER_BETA = 0.01, 0.1
 UPPER_SIGMA = 1000.0
 #: the sampler's defaults: independent chains, draws in all (split among them), warm-up
 #: iterations of each chain (discarded)
-CHAINS, N_SAMPLES, WARMUP = 20, 40_000, 300
+CHAINS, N_SAMPLES, WARMUP = 4, 20_000, 300
 #: Gauss-Legendre nodes over a in [LOWER_ALPHA, UPPER_ALPHA] for the prior of nu
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(16)
 _ALPHAS = LOWER_ALPHA + (UPPER_ALPHA - LOWER_ALPHA) * (_NODES + 1) / 2

@@ -240,8 +240,10 @@ def bayesian_signed_rank(a, b, rope: float = 0.01, prior: float = 0.5, n_samples
     rng = (np.random.default_rng(random_state) if random_state is None
            or isinstance(random_state, (int, np.integer)) else random_state)
     weights = rng.dirichlet(np.concatenate([[prior], np.ones(a.size)]), int(n_samples))
-    theta_a = np.einsum("si,ij,sj->s", weights, a_wins, weights, optimize=True)
-    theta_b = np.einsum("si,ij,sj->s", weights, b_wins, weights, optimize=True)
+    # both quadratic forms w' H w of a draw from one product: (W [A | B]) * [W | W], row sums
+    projected = weights @ np.concatenate([a_wins, b_wins], axis=1)
+    theta_a = np.einsum("si,si->s", projected[:, :z.size], weights)
+    theta_b = np.einsum("si,si->s", projected[:, z.size:], weights)
     samples = np.column_stack([theta_a, 1.0 - theta_a - theta_b, theta_b])
     p_a, p_rope, p_b = np.bincount(np.argmax(samples, axis=1), minlength=3) / len(samples)
     return BayesianComparison(float(p_a), float(p_rope), float(p_b), samples)
