@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
-from statsmodels.stats.multitest import multipletests
 
 
 def friedman(scores: pd.DataFrame) -> tuple[float, float]:
@@ -73,10 +72,29 @@ def wilcoxon_holm(scores: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
-    reject, adjusted, _, _ = multipletests(frame["p"], alpha=alpha, method="holm")
+    reject, adjusted = holm(frame["p"].to_numpy(), alpha)
     frame["p_holm"] = adjusted
     frame["significant"] = reject
     return frame
+
+
+def holm(p: np.ndarray, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Holm's step-down correction of the p-values `p` (Holm 1979): with the p-values sorted,
+    p_(1) <= ... <= p_(m), the hypotheses before the first p_(i) > alpha / (m - i + 1) are
+    rejected, and the adjusted p-values are max_{j <= i} (m - j + 1) p_(j), at most 1. Returns
+    (rejected, adjusted) in the order of `p`: the values of statsmodels' `multipletests(p,
+    alpha, "holm")`, which also collects the garbage (0.4 s a call in a report's process)."""
+    p = np.asarray(p, dtype=float)
+    m = p.size
+    order = np.argsort(p)
+    ordered = p[order]
+    factors = np.arange(m, 0, -1)
+    kept = ordered > alpha / factors
+    first_kept = int(np.argmax(kept)) if kept.any() else m
+    reject, adjusted = np.empty(m, dtype=bool), np.empty(m)
+    reject[order] = np.arange(m) < first_kept
+    adjusted[order] = np.minimum(np.maximum.accumulate(ordered * factors), 1.0)
+    return reject, adjusted
 
 
 #: up to this many differences with ties or zeros, scipy's `wilcoxon` ("auto") runs an exact
