@@ -1,12 +1,14 @@
 """Large-margin nearest neighbour (Weinberger & Saul 2009): metric-learn 0.7.0's algorithm
-re-implemented with dense, chunked array operations, equal to rounding.
+re-implemented with dense array operations over row blocks, equal to rounding.
 
 metric-learn's `LMNN.fit` does gradient descent on the map L with an adaptive step; each
 evaluation of its objective (`_loss_grad`) rebuilds the impostor list label by label with
 scikit-learn's `euclidean_distances`, counts the active (point, target) edges with a Python
-`Counter` and sums outer products nine times: about 4 ms per evaluation on 178 points, most of it
-bookkeeping. Here one evaluation is a few matrix products over row blocks of the n x n squared
-distances D in L-space (`lmnn_objective`); the fit (`lmnn_fit`) takes metric-learn's steps.
+`Counter` and sums outer products nine times: about 4 ms per evaluation on wine's 178 points,
+most of it bookkeeping. Here one evaluation (`Objective`) is a matrix product per row block of
+the n x n squared distances D in L-space, one compiled pass over the block counting the active
+triples (`solvers.lmnn_compiled`) and a few d x d products; the fit (`lmnn_fit`) takes
+metric-learn's steps (`benchmarks/lmnn_speed.py`: 12x-36x faster whole fits, docs/performance.md).
 
 The objective (Weinberger & Saul 2009, eq. (13), its hinge written as eq. (14)'s slacks), for
 mu = `regularization`, target neighbours j ~> i and impostors l (y_l != y_i):
@@ -23,6 +25,12 @@ lies within it, so the pre-selection does not change the set. The gradient is 2 
 (1 - mu) df); the push sum is X^T (diag(A 1 + A^T 1) - A - A^T) X for the n x n matrix A of
 active-triple counts per ordered pair (i, l), the pull sum weights each (i, j~>i) difference by
 the number of its active impostors.
+
+Rounding is where the two differ: D_il comes from the Gram formula on centred data (metric-learn
+pre-selects with the Gram formula on raw data, then compares differences), sums are associated
+otherwise. A comparison that falls within rounding of its margin can go either way, and the
+descent's halving test (objective rises or not) can flip where the change is at rounding level;
+on the tested sets the learnt maps agree to 1e-7 relative or better and the iterations match.
 """
 
 from __future__ import annotations
@@ -63,42 +71,44 @@ class Objective:
 
     def __init__(self, X: np.ndarray, label_inds: np.ndarray, targets: np.ndarray,
                  regularization: float):
-        # distances and outer products of differences do not change under a shift; centring
-        # keeps the Gram-formula distances and the push sum's cancellation accurate
-        self.X = X - X.mean(axis=0)
+        # distances from the data as given, as metric-learn takes them (exact ties stay ties);
+        # the push sum's Laplacian form from centred data (less cancellation; a shift changes
+        # no outer product of a difference)
+        self.X = X
+        self.X_centred = X - X.mean(axis=0)
         self.labels = np.asarray(label_inds)
         self.targets = targets
         self.reg = float(regularization)
         n, k = targets.shape
-        # x_i - x_j for every (i, j~>i), row i * k + j
-        self.pull_diff = (self.X[:, None, :] - self.X[targets]).reshape(n * k, -1)
-        # metric-learn's dfG (its `_sum_outer_products` of the same differences)
+        # x_j - x_i for every (i, j~>i), row i * k + j, and metric-learn's dfG from them
+        self.pull_diff = (X[targets] - X[:, None, :]).reshape(n * k, -1)
         self.dfG = self.pull_diff.T @ self.pull_diff
         self.block = max(1, BLOCK_ENTRIES // n)
 
     def __call__(self, L: np.ndarray) -> tuple[np.ndarray, float, int]:
         from ..solvers import lmnn_compiled  # numba: compiled code, loaded by LMNN fits only
 
-        X, labels, targets = self.X, self.labels, self.targets
+        X, Xc, labels, targets = self.X, self.X_centred, self.labels, self.targets
         n, k = targets.shape
-        Lx = X @ L.T
+        Lx = np.ascontiguousarray(L.dot(X.T).T)  # as metric-learn forms it
         # 1 + D_ij for the k targets (each point's margins), differences taken exactly
         to_targets = Lx[targets] - Lx[:, None, :]
         margins = 1.0 + np.einsum("ijk,ijk->ij", to_targets, to_targets)
         sq = np.einsum("ij,ij->i", Lx, Lx)
         pull_weight = np.zeros((n, k))
         push_cols = np.zeros(n)
-        cross = np.zeros((X.shape[1], X.shape[1]))
+        cross = np.zeros((Xc.shape[1], Xc.shape[1]))
         for start in range(0, n, self.block):
             rows = slice(start, min(start + self.block, n))
-            counts = np.empty((rows.stop - start, n))
-            lmnn_compiled.count_active(Lx[rows] @ Lx.T, sq[rows], sq, labels[rows], labels,
-                                       margins[rows], counts, pull_weight[rows], push_cols)
-            cross += X[rows].T @ (counts @ X)
+            push_X = np.zeros((rows.stop - start, Xc.shape[1]))  # rows of A X
+            lmnn_compiled.count_active(Lx[rows] @ Lx.T, Lx[rows], Lx, sq[rows], sq, labels[rows],
+                                       labels, margins[rows], Xc, push_X, pull_weight[rows],
+                                       push_cols)
+            cross += Xc[rows].T @ push_X
         push_rows = pull_weight.sum(axis=1)
         total_active = int(push_rows.sum())
         pull = self.pull_diff.T @ (self.pull_diff * pull_weight.reshape(-1, 1))
-        push = (X.T * (push_rows + push_cols)) @ X - cross - cross.T
+        push = (Xc.T * (push_rows + push_cols)) @ Xc - cross - cross.T
         G = L @ (self.dfG * self.reg + (pull - push) * (1.0 - self.reg))
         objective = total_active * (1.0 - self.reg) + G.ravel() @ L.ravel()
         return 2.0 * G, float(objective), total_active
