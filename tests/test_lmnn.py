@@ -3,6 +3,7 @@ of the objective and gradient against metric-learn's own `_loss_grad` (an indepe
 per-label impostor lists, `Counter` of edges, sums of outer products), the gradient against
 finite differences, and whole fits against metric-learn's `LMNN.fit`."""
 
+import itertools
 import warnings
 
 import numpy as np
@@ -31,6 +32,14 @@ def small_class(seed=0):
     return X, np.repeat([0, 1, 2], [40, 40, 4])
 
 
+def balance_grid():
+    """Balance-scale's definition: all 5^4 integer points, labelled by the heavier side (left
+    weight x distance against right): integer distances, so at L = I many triples tie exactly
+    (D_il = 1 + D_ij), which metric-learn does not count as active."""
+    X = np.array(list(itertools.product(range(1, 6), repeat=4)), dtype=float)
+    return X, np.sign(X[:, 0] * X[:, 1] - X[:, 2] * X[:, 3]).astype(int)
+
+
 def reference_loss_grad(X, y, L, k, reg):
     """metric-learn's `_loss_grad` with the targets and dfG its `fit` builds."""
     learner = metric_learn.LMNN(n_neighbors=k, regularization=reg)
@@ -54,6 +63,7 @@ def random_maps():
         yield f"wine, L = {scale} R", wine_scaled(), scale * rng.normal(size=(13, 13)), 3, 0.5
     yield "wine, L 2 x 13, k = 5, reg 0.2", wine_scaled(), rng.normal(size=(2, 13)), 5, 0.2
     yield "small class, k = 3, reg 0.9", small_class(), rng.normal(size=(5, 5)), 3, 0.9
+    yield "balance grid, L = I (exact ties)", balance_grid(), np.eye(4), 3, 0.5
     # classes 100 apart, L = 10 I: no impostor within any margin
     X, y = small_class()
     yield "separated classes (none active)", (X + 100.0 * y[:, None], y), 10 * np.eye(5), 3, 0.5
