@@ -170,7 +170,8 @@ class LMNN(LinearMetric):
     min_iter : int, default=50
         Iterations before the convergence test applies.
     convergence_tol : float, default=0.001
-        Stop when the relative change of the objective falls below this.
+        Stop (after `min_iter`) when an iteration changes the objective by less than this
+        (absolute change, as metric-learn tests it).
     init : str or array of shape (r, D), default='auto'
         Starting map L: 'auto' (picks by the data's shape), 'pca', 'lda', 'identity', 'random'
         (metric-learn's choices) or an array.
