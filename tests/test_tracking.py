@@ -220,12 +220,12 @@ def test_duplicates_of_a_key_resolve_to_the_oldest_finished_run(mlflow_uri, reco
     child_key = next(iter(entry["children"]))
     # a concurrent ingest's younger copies: a finished parent and child, and a child left
     # RUNNING by a killed ingest
-    young_parent = tracking._start(client, exp_id, parent_key, "parent", "copy")
+    young_parent = tracking._start(client, exp_id, parent_key, "parent", "copy").run_id
     client.set_terminated(young_parent)
-    young_child = tracking._start(client, exp_id, child_key, "split", "copy", young_parent)
+    young_child = tracking._start(client, exp_id, child_key, "split", "copy", young_parent).run_id
     client.set_tag(young_child, "dmlbench.parent_key", parent_key)
     client.set_terminated(young_child)
-    orphan = tracking._start(client, exp_id, child_key, "split", "orphan", young_parent)
+    orphan = tracking._start(client, exp_id, child_key, "split", "orphan", young_parent).run_id
     assert len(_runs("split")) == 6 and len(_runs("parent")) == 3
     # readers already see one run per key
     from dmlbench.report import runs as report_runs
@@ -250,7 +250,7 @@ def test_resolves_from_out_of_date_views_keep_one_run_per_key(mlflow_uri, record
     client = tracking.client()
     exp_id = first["experiment_id"]
     child_key, older = next(iter(next(iter(first["parents"].values()))["children"].items()))
-    younger = tracking._start(client, exp_id, child_key, "split", "copy")
+    younger = tracking._start(client, exp_id, child_key, "split", "copy").run_id
     client.set_terminated(younger)
     client.update_run(older, status="RUNNING")
     view_of_b = tracking.existing_runs(client, exp_id)
