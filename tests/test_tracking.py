@@ -278,6 +278,27 @@ def test_the_winning_parent_adopts_the_winning_children(mlflow_uri, record_files
     assert len(_runs("parent")) == 2 and len(_runs("split")) == 4
 
 
+def test_a_rerun_that_writes_nothing_looks_at_the_runs_once(mlflow_uri, record_files,
+                                                            monkeypatch):
+    """Up-to-date runs, one per key: the rerun neither writes nor resolves (no second search of
+    every run); a split found pointing to another parent run is pointed back all the same."""
+    first = tracking.ingest(record_files)
+    searches = []
+    search = tracking.existing_runs
+    monkeypatch.setattr(tracking, "existing_runs", lambda *a: searches.append(1) or search(*a))
+    again = tracking.ingest(record_files)
+    assert again["counts"] == {"created": 0, "updated": 0, "unchanged": 4}
+    assert again["parents"] == first["parents"] and len(searches) == 1
+    parent_key, entry = next(iter(first["parents"].items()))
+    child = next(iter(entry["children"].values()))
+    client = tracking.client()
+    client.set_tag(child, "mlflow.parentRunId", "0" * 32)  # the parent run itself is intact
+    searches.clear()
+    third = tracking.ingest(record_files)
+    assert third["counts"]["unchanged"] == 4 and len(searches) == 2
+    assert client.get_run(child).data.tags["mlflow.parentRunId"] == entry["run_id"]
+
+
 def test_an_ingest_killed_mid_run_is_completed_by_the_next(mlflow_uri, record_files):
     summary = tracking.ingest(record_files)
     client = tracking.client()
