@@ -220,12 +220,12 @@ def test_duplicates_of_a_key_resolve_to_the_oldest_finished_run(mlflow_uri, reco
     child_key = next(iter(entry["children"]))
     # a concurrent ingest's younger copies: a finished parent and child, and a child left
     # RUNNING by a killed ingest
-    young_parent = tracking._start(client, exp_id, parent_key, "parent", "copy")
+    young_parent = tracking._start(client, exp_id, parent_key, "parent", "copy").run_id
     client.set_terminated(young_parent)
-    young_child = tracking._start(client, exp_id, child_key, "split", "copy", young_parent)
+    young_child = tracking._start(client, exp_id, child_key, "split", "copy", young_parent).run_id
     client.set_tag(young_child, "dmlbench.parent_key", parent_key)
     client.set_terminated(young_child)
-    orphan = tracking._start(client, exp_id, child_key, "split", "orphan", young_parent)
+    orphan = tracking._start(client, exp_id, child_key, "split", "orphan", young_parent).run_id
     assert len(_runs("split")) == 6 and len(_runs("parent")) == 3
     # readers already see one run per key
     from dmlbench.report import runs as report_runs
@@ -250,7 +250,7 @@ def test_resolves_from_out_of_date_views_keep_one_run_per_key(mlflow_uri, record
     client = tracking.client()
     exp_id = first["experiment_id"]
     child_key, older = next(iter(next(iter(first["parents"].values()))["children"].items()))
-    younger = tracking._start(client, exp_id, child_key, "split", "copy")
+    younger = tracking._start(client, exp_id, child_key, "split", "copy").run_id
     client.set_terminated(younger)
     client.update_run(older, status="RUNNING")
     view_of_b = tracking.existing_runs(client, exp_id)
@@ -276,6 +276,27 @@ def test_the_winning_parent_adopts_the_winning_children(mlflow_uri, record_files
     assert new_parent != entry["run_id"]
     assert client.get_run(child).data.tags["mlflow.parentRunId"] == new_parent
     assert len(_runs("parent")) == 2 and len(_runs("split")) == 4
+
+
+def test_a_rerun_that_writes_nothing_looks_at_the_runs_once(mlflow_uri, record_files,
+                                                            monkeypatch):
+    """Up-to-date runs, one per key: the rerun neither writes nor resolves (no second search of
+    every run); a split found pointing to another parent run is pointed back all the same."""
+    first = tracking.ingest(record_files)
+    searches = []
+    search = tracking.existing_runs
+    monkeypatch.setattr(tracking, "existing_runs", lambda *a: searches.append(1) or search(*a))
+    again = tracking.ingest(record_files)
+    assert again["counts"] == {"created": 0, "updated": 0, "unchanged": 4}
+    assert again["parents"] == first["parents"] and len(searches) == 1
+    parent_key, entry = next(iter(first["parents"].items()))
+    child = next(iter(entry["children"].values()))
+    client = tracking.client()
+    client.set_tag(child, "mlflow.parentRunId", "0" * 32)  # the parent run itself is intact
+    searches.clear()
+    third = tracking.ingest(record_files)
+    assert third["counts"]["unchanged"] == 4 and len(searches) == 2
+    assert client.get_run(child).data.tags["mlflow.parentRunId"] == entry["run_id"]
 
 
 def test_an_ingest_killed_mid_run_is_completed_by_the_next(mlflow_uri, record_files):

@@ -20,7 +20,10 @@ every younger run of the key is deleted, and while it is still RUNNING nothing o
 deleted. The winner's children are pointed to the winning parent. The rule needs no coordination
 and holds with out-of-date views: a run is only ever deleted by someone who saw an older run
 FINISHED, so the oldest run that ever finishes is deleted by nobody, and the last ingest to finish
-sees it finished and deletes the rest: exactly one run per key remains. (Preferring any FINISHED
+sees it finished and deletes the rest: exactly one run per key remains. So an ingest resolves
+only the keys it wrote, those it saw with several runs (left by a killed ingest) and splits it saw
+pointing to another parent run, each with its parent and siblings; one that writes nothing and
+sees one run per key (a rerun) makes no second search. (Preferring any FINISHED
 run over an older RUNNING one, as this module once did, let two ingests delete each other's runs:
 one saw the older run still RUNNING, the other saw it finished.) An ingest whose own run was
 deleted under it (an older sibling had finished first) adopts the winner. A run left RUNNING by a
@@ -391,10 +394,12 @@ def _log(mlclient, run_id: str, metrics: dict, params: dict | None = None,
 
 
 def _log_content(mlclient, run_id: str, content: RunContent,
-                 files: dict[str, Path | str] | None = None, tags: bool = True) -> None:
+                 files: dict[str, Path | str] | None = None, tags: bool = True,
+                 artifact_uri: str | None = None) -> None:
     """Log a run's content, and its artifacts in one call: the histograms and `files`
     ({artifact name: a file to copy, or text to write}). `tags=False`: the run has its tags
-    already (`_start` gave them to the new run)."""
+    already (`_start` gave them to the new run). `artifact_uri`: the run's artifact location,
+    when the caller has it (`_artifact_repository`)."""
     from mlflow.entities import Metric, Param, RunTag
 
     now = int(time.time() * 1000)
@@ -416,7 +421,24 @@ def _log_content(mlclient, run_id: str, content: RunContent,
                 shutil.copyfile(source, Path(tmp) / name)
             else:
                 (Path(tmp) / name).write_text(source)
-        mlclient.log_artifacts(run_id, tmp)
+        if artifact_uri is None:
+            mlclient.log_artifacts(run_id, tmp)
+        else:
+            _artifact_repository(mlclient, artifact_uri).log_artifacts(tmp)
+
+
+def _artifact_repository(mlclient, artifact_uri: str):
+    """The artifact repository of a run whose artifact location is known: what
+    `MlflowClient.log_artifacts` writes to, found as it finds it
+    (`TrackingServiceClient._get_artifact_repo`) but without its `get_run` (the run loaded with
+    all its metrics, params and tags: 14 % of the default benchmark's ingest into a new store,
+    under cProfile)."""
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+    from mlflow.utils.uri import add_databricks_profile_info_to_artifact_uri
+
+    uri = mlclient.tracking_uri
+    return get_artifact_repository(add_databricks_profile_info_to_artifact_uri(artifact_uri, uri),
+                                   tracking_uri=uri)
 
 
 def _flat_params(record: dict) -> dict:
@@ -476,11 +498,11 @@ def _tags(record: dict, kind: str) -> dict:
 def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str | None = None,
            tags: dict | None = None):
     """A new run of `key`, with `tags` (its content's: written in the same transaction as the
-    run, one commit fewer than a later `log_batch` of them); its id."""
+    run, one commit fewer than a later `log_batch` of them); its `RunInfo`."""
     tags = {**(tags or {}), KEY: key, KIND: kind}
     if parent_id:
         tags[voc.Tag.PARENT_RUN] = parent_id
-    return mlclient.create_run(exp_id, tags=tags, run_name=name).info.run_id
+    return mlclient.create_run(exp_id, tags=tags, run_name=name).info
 
 
 def split_content(record: dict, digest: str | None = None) -> RunContent:
@@ -494,11 +516,11 @@ def split_content(record: dict, digest: str | None = None) -> RunContent:
                          {**fit_histories, **curves})
 
 
-def parent_content(group: list[dict]) -> RunContent:
+def parent_content(group: list[dict], digest: str | None = None) -> RunContent:
     """A parent run's aggregation over its split records (`group`, in split order), tagged with
-    the content hash of the group (`parent_digest`)."""
+    the content hash of the group (`parent_digest`, computed unless given)."""
     first = group[0]
-    tags = {**_tags(first, voc.RunKind.PARENT), HASH: parent_digest(group)}
+    tags = {**_tags(first, voc.RunKind.PARENT), HASH: digest or parent_digest(group)}
     return RunContent.of(summary(group), _flat_params(first), tags, mean_curves(group))
 
 
@@ -536,26 +558,27 @@ def _deleted(mlclient, run_id: str) -> bool:
     return mlclient.get_run(run_id).info.lifecycle_stage == "deleted"
 
 
-def _write(mlclient, exp_id: str, key: str, run_id: str, write, tagged: bool = False) -> str:
-    """`write(run_id, tagged)` (`tagged`: the run was created with its content's tags); if a
-    concurrent ingest deleted that run meanwhile (an older sibling had finished), write into
-    the key's winner instead (its tags too). Returns the run written. A run whose writing fails
-    otherwise is ended FAILED (`_ended_failed`)."""
+def _write(mlclient, exp_id: str, key: str, info, write, tagged: bool = False) -> str:
+    """`write(info, tagged)` into the run of `info` (its `RunInfo`; `tagged`: the run was
+    created with its content's tags); if a concurrent ingest deleted that run meanwhile (an
+    older sibling had finished), write into the key's winner instead (its tags too). Returns the
+    id of the run written. A run whose writing fails otherwise is ended FAILED
+    (`_ended_failed`)."""
     from mlflow.exceptions import MlflowException
 
     for _ in range(3):
         try:
-            with _ended_failed(mlclient, run_id):
-                write(run_id, tagged)
-            return run_id
+            with _ended_failed(mlclient, info.run_id):
+                write(info, tagged)
+            return info.run_id
         except MlflowException:
-            if not _deleted(mlclient, run_id):
+            if not _deleted(mlclient, info.run_id):
                 raise
         runs = existing_runs(mlclient, exp_id).get(key)
         if not runs:
-            raise RuntimeError(f"MLflow run {run_id} of key {key} was deleted and no other "
-                               "run of that key exists")
-        run_id, tagged = runs[0].info.run_id, False
+            raise RuntimeError(f"MLflow run {info.run_id} of key {key} was deleted and no "
+                               "other run of that key exists")
+        info, tagged = runs[0].info, False
     raise RuntimeError(f"could not write MLflow runs of key {key}: deleted three times")
 
 
@@ -654,7 +677,8 @@ def log_benchmark_config(mlclient, exp_id: str, config: dict, known: dict) -> st
     run = known.get(key)
     if run is not None:
         return run.info.run_id
-    run_id = _start(mlclient, exp_id, key, voc.RunKind.BENCHMARK, f"config {config.get('benchmark', '')}")
+    run_id = _start(mlclient, exp_id, key, voc.RunKind.BENCHMARK,
+                    f"config {config.get('benchmark', '')}").run_id
     with _ended_failed(mlclient, run_id), tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.json"
         path.write_text(json.dumps(config, indent=2, sort_keys=True))
@@ -669,7 +693,11 @@ class _Ingest:
     def __init__(self, experiment: str):
         self.mlclient = client()
         self.exp_id = experiment_id(self.mlclient, experiment)
-        self.known = {key: runs[0] for key, runs in existing_runs(self.mlclient, self.exp_id).items()}
+        seen = existing_runs(self.mlclient, self.exp_id)
+        self.known = {key: runs[0] for key, runs in seen.items()}
+        #: keys whose runs `resolve_duplicates` must look at: written by this ingest, seen with
+        #: several runs, or a split's seen pointing to another parent run than its parent key's
+        self.unsettled = {key for key, runs in seen.items() if len(runs) > 1}
         self.counts = {"created": 0, "updated": 0, "unchanged": 0}
 
     def run_for(self, key: str, digest: str, kind: str, name: str, content, files=None,
@@ -680,26 +708,29 @@ class _Ingest:
         run = self.known.get(key)
         if _up_to_date(run, digest):
             self.counts["unchanged"] += count
+            if parent_id and run.data.tags.get(voc.Tag.PARENT_RUN) != parent_id:
+                self.unsettled.add(key)
             return run.info.run_id
         self.counts["updated" if run else "created"] += count
+        self.unsettled.add(key)
         logged = content()
         if run:
-            run_id = run.info.run_id
+            info = run.info
         else:
-            run_id = _start(self.mlclient, self.exp_id, key, kind, name, parent_id, logged.tags)
+            info = _start(self.mlclient, self.exp_id, key, kind, name, parent_id, logged.tags)
 
-        def write(rid, tagged):
-            _log_content(self.mlclient, rid, logged, files() if files else None,
-                         tags=not tagged)
-            self.mlclient.set_terminated(rid)
+        def write(target, tagged):
+            _log_content(self.mlclient, target.run_id, logged, files() if files else None,
+                         tags=not tagged, artifact_uri=target.artifact_uri)
+            self.mlclient.set_terminated(target.run_id)
 
-        return _write(self.mlclient, self.exp_id, key, run_id, write, tagged=run is None)
+        return _write(self.mlclient, self.exp_id, key, info, write, tagged=run is None)
 
     def parent(self, parent_key: str, group: list[dict]) -> str:
         """The parent run of one (data set, method, parameters): its splits' aggregation."""
-        content = parent_content(group)
-        return self.run_for(parent_key, content.tags[HASH], voc.RunKind.PARENT,
-                            _run_name(group[0]), lambda: content, count=False)
+        digest = parent_digest(group)
+        return self.run_for(parent_key, digest, voc.RunKind.PARENT, _run_name(group[0]),
+                            lambda: parent_content(group, digest), count=False)
 
     def split(self, record: dict, parent_id: str, folder: Path) -> str:
         digest = split_digest(record)
@@ -787,6 +818,8 @@ def _ingest(groups: dict, folder: dict, experiment: str, config: dict | None,
         describe_experiment(session.mlclient, session.exp_id, config.get("description"))
         out["config_run_id"] = log_benchmark_config(session.mlclient, session.exp_id, config,
                                                     session.known)
+        if _config_key(config) not in session.known:  # written now
+            session.unsettled.add(_config_key(config))
     for parent_key, group in tqdm(sorted(groups.items()), desc="ingest", unit="parent",
                                   disable=not progress or None, leave=False):
         group.sort(key=lambda r: r["split"]["index"])
@@ -795,10 +828,16 @@ def _ingest(groups: dict, folder: dict, experiment: str, config: dict | None,
         out["parents"][parent_key] = {"run_id": parent_id, "dataset": group[0]["dataset"]["label"],
                                       "method": group[0]["method"]["label"], "children": children}
     out["tracked"] = {t.key: session.tracked(t) for t in tracked}
-    written = set(groups) | set(folder) | set(out["tracked"])
+    unsettled = set(out["tracked"]) & session.unsettled
     if config is not None:
-        written.add(_config_key(config))
-    winners = resolve_duplicates(session.mlclient, session.exp_id, written)
+        unsettled |= {_config_key(config)} & session.unsettled
+    for parent_key, group in groups.items():  # a parent with its splits (children follow it)
+        keys = {parent_key, *(r["job_key"] for r in group)}
+        if keys & session.unsettled:
+            unsettled |= keys
+    # nothing written and one run per key seen: nothing to resolve (a duplicate made meanwhile
+    # by a concurrent ingest is resolved by that ingest), so no second look at every run
+    winners = resolve_duplicates(session.mlclient, session.exp_id, unsettled) if unsettled else {}
     if config is not None:
         out["config_run_id"] = winners.get(_config_key(config), out["config_run_id"])
     for entry in out["parents"].values():
