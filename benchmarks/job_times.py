@@ -24,12 +24,15 @@ from dmlbench import records
 
 def record_seconds(record: dict, clock: str = "wall") -> float:
     """A record's wall (or CPU) seconds: its timings plus, when tuned, the tuning's own time
-    (`tuning.wall_s` / `cpu_s`) and the default setting's fit (`tuning.default_fit_*_s`)."""
+    (`tuning.wall_s` / `cpu_s`) and the default setting's own fit when it was fitted apart
+    (`default_refit`; otherwise its fit is the job's, already in the timings)."""
     seconds = sum(value for name, value in record["timings"].items()
                   if name.endswith(f"_{clock}_s"))
     tuning = record.get("tuning") or {}
-    return seconds + sum(tuning.get(name) or 0.0
-                         for name in (f"{clock}_s", f"default_fit_{clock}_s"))
+    seconds += tuning.get(f"{clock}_s") or 0.0
+    if tuning.get("default_refit"):
+        seconds += tuning.get(f"default_fit_{clock}_s") or 0.0
+    return seconds
 
 
 def job_seconds(root: Path, clock: str = "wall") -> dict[tuple[str, str], float]:

@@ -12,7 +12,7 @@ CPU log when it exits (its own user + system CPU seconds, and those of the subpr
 waited for; the `sitecustomize.py` the script puts first on PYTHONPATH writes it), and the
 script measures the whole tree (`os.wait4` on Snakemake). Non-Python processes (the job shells,
 `git`) are the rest: whole tree minus every Python process's own CPU. Job time is the sum of the
-`*_cpu_s` timings of the records the run's jobs wrote (`results/<benchmark>/runs`). CPU seconds
+`*_cpu_s` timings (and a tuned record's tuning time) of the records the run's jobs wrote (`results/<benchmark>/runs`). CPU seconds
 depend far less on other load than wall time, but heavy load inflates them too (cache and memory
 contention: LMNN's jobs took 1.5x the CPU seconds at a load average of 11 on 2 cores), so give
 the load with the figures.
@@ -87,14 +87,16 @@ def _verb(argv: list[str]) -> str | None:
 
 def job_cpu(results: Path) -> tuple[float, int]:
     """(CPU seconds inside the jobs: the `*_cpu_s` timings of every record under
-    `results/runs`, number of records)."""
+    `results/runs` and, for a tuned job, its tuning (`job_times.record_seconds`), number of
+    records)."""
     from dmlbench import records
+    from job_times import record_seconds
 
     total, count = 0.0, 0
     parts = sorted(results.glob("runs/*/*/part*.json"))
     for part in parts:
         for record in records.read(part):
-            total += sum(v for k, v in record["timings"].items() if k.endswith("_cpu_s"))
+            total += record_seconds(record, "cpu")
             count += 1
     return total, count
 
@@ -118,7 +120,7 @@ def breakdown(log: Path, results: Path, tree_cpu: float | None) -> list[tuple[st
         count[verb] += 1
     counted = sum(per_verb.values())
     inside, n_records = job_cpu(results)
-    rows = [("inside the jobs (records' *_cpu_s)", inside, n_records)]
+    rows = [("inside the jobs (records' *_cpu_s, tuning)", inside, n_records)]
     rows.append((STEPS["run"], per_verb.pop("run", 0.0) - inside, count["run"]))
     for verb in ("prepare", "dataset", "split", "study", "ingest", "publish", "report"):
         if verb in per_verb:
