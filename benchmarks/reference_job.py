@@ -1,6 +1,6 @@
 """A machine's speed for the default benchmark: the CPU seconds of one fixed job of it (LMNN on
-wine, the default config's settings and 4 splits: metric-learn's numpy code, a mix of BLAS and
-Python like the benchmark as a whole), best of a few runs, one BLAS thread.
+wine, the default config's settings, tuning included, and 4 splits: numpy, BLAS and a compiled
+kernel, like the benchmark as a whole), best of a few runs, one BLAS thread.
 
     python benchmarks/reference_job.py
     python benchmarks/reference_job.py --dataset digits --method minivenn --repeats 1

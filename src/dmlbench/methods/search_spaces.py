@@ -42,7 +42,7 @@ SPACES: dict[str, dict[str, list]] = {
     # scikit-learn's NeighborhoodComponentsAnalysis (pca, lda, identity) and ours (rca)
     "nca": {"n_components": [None, 2, 5], "init": ["rca", "pca", "lda", "identity"]},
     # Shigeto, Shimbo & Matsumoto 2017 sect. 5.1 (Move-labeled): the paper's lambda grid
-    # 10^-2 .. 10^4 (as config/config.yaml's lam_grid), the default 1 first
+    # 10^-2 .. 10^4 (config/repro/shigeto-2017.yaml's lam_grid), the default 1 first
     "move_labeled": {"lam": [1.0, 0.01, 0.1, 10.0, 100.0, 1000.0, 10000.0]},
     # Ying & Li 2012 sect. 5: mu over 10^-4 .. 10^-1 (default 1e-3)
     "dml_eig": {"mu": [0.001, 0.0001, 0.01, 0.1]},
