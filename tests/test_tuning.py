@@ -152,6 +152,33 @@ def test_a_candidate_the_inner_training_part_cannot_take_is_skipped_with_its_rea
     assert "k_h = 200" in entry["failed"]["1"]
 
 
+def test_when_no_budgeted_candidate_fits_the_rest_of_the_grid_is_tried_in_order(tmp_path):
+    # budget 2 draws k_h = 200 (the first) and 400 with seed 1: both too large for the inner
+    # training parts; the rest of the grid in declared order: 300 fails too, 5 fits and wins
+    X, y = iris()
+    spec = {"tuning": {"folds": 3, "budget": 2, "seed": 1,
+                       "space": {"k_h": [200, 300, 400, 5]}},
+            "split_file": str(tmp_path / "s.npz")}
+    chosen, tried, entry = tuning.tune(spec, lambda p: make("i_mfa", p), X, y, 0, [1, 3])
+    assert tried == [{"k_h": 200}, {"k_h": 400}, {"k_h": 300}, {"k_h": 5}]
+    assert entry["beyond_budget"] == 2 and sorted(entry["failed"]) == ["0", "1", "2"]
+    assert chosen == {1: 3, 3: 3}
+    # its inner scores are those the rule gives k_h = 5 when it is in the budget
+    spec["tuning"].update(budget=2, space={"k_h": [5, 200]})
+    _, _, alone = tuning.tune(spec, lambda p: make("i_mfa", p), X, y, 0, [1, 3])
+    assert [entry["inner_scores"][k][3] for k in "13"] == [alone["inner_scores"][k][0]
+                                                          for k in "13"]
+    assert "beyond_budget" not in alone
+
+
+def test_a_grid_none_of_whose_points_fits_fails_naming_the_first_reason(tmp_path):
+    X, y = iris()
+    spec = {"tuning": {"folds": 3, "budget": 2, "seed": 1, "space": {"k_h": [200, 300, 400]}},
+            "split_file": str(tmp_path / "s.npz")}
+    with pytest.raises(ValueError, match=r"whole grid of 3 tried.*k_h = 200"):
+        tuning.tune(spec, lambda p: make("i_mfa", p), X, y, 0, [1])
+
+
 def toy_config(tmp_path, **extra):
     return {"benchmark": "t", "data": {"cache": str(tmp_path)}, "k": [1, 3], "preprocess": [],
             "protocol": {"kind": "holdout", "repeats": 2, "train_fraction": 0.7},

@@ -62,9 +62,11 @@ SPACES: dict[str, dict[str, list]] = {
                  "tau": [0.05, 0.1]},
     # Vincent & Bengio 2002 (HKNN, KLHP): K and lambda over the method's own default grids
     "klhp": {"K": [3, 1, 2, 5, 7, 10, 15, 20], "lam": [0.1, 0.0, 0.01, 1.0, 10.0]},
-    # PCA, LDA, RCA: the output dimension (None = all, the default)
+    # PCA, LDA, RCA: the output dimension (None = all, the default); LDA also with the
+    # within-class covariance shrunk (Ledoit-Wolf, scikit-learn's 'auto'; Friedman 1989's
+    # regularised discriminant analysis), which a singular within-class scatter needs
     "pca": {"n_components": [None, 2, 5, 10]},
-    "lda": {"n_components": [None, 1, 2]},
+    "lda": {"n_components": [None, 1, 2], "shrinkage": [None, "auto"]},
     "rca": {"n_components": [None, 2, 5]},
 }
 

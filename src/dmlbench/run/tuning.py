@@ -96,21 +96,42 @@ def tune(spec: dict, build, X_train: np.ndarray, y_train: np.ndarray, split: int
         chosen = dict.fromkeys(ks, 0)
         entry.update(inner_scores=None, failed={})
     else:
-        scores = np.full((len(tried), settings["folds"], len(ks)), np.nan)
-        failed: dict[str, str] = {}
+        def score(params) -> np.ndarray:
+            """inner accuracies, folds x ks (a ValueError when the candidate cannot be fitted)"""
+            out = np.empty((settings["folds"], len(ks)))
+            for f in range(settings["folds"]):
+                fit, val = fold != f, fold == f
+                acc = inner_accuracies(build(params), X_train[fit], y_train[fit],
+                                       X_train[val], y_train[val], ks)
+                out[f] = [acc[k] for k in ks]
+            return out
+
+        rows, failed = [], {}
         for i, params in enumerate(tried):
             try:
-                for f in range(settings["folds"]):
-                    fit, val = fold != f, fold == f
-                    acc = inner_accuracies(build(params), X_train[fit], y_train[fit],
-                                           X_train[val], y_train[val], ks)
-                    scores[i, f] = [acc[k] for k in ks]
+                rows.append(score(params))
             except ValueError as err:  # e.g. a size the inner training part cannot take
-                scores[i] = np.nan
+                rows.append(np.full((settings["folds"], len(ks)), np.nan))
                 failed[str(i)] = " ".join(str(err).split())
         if len(failed) == len(tried):
-            raise ValueError(f"tuning: no candidate of the search space could be fitted on the "
-                             f"inner folds; candidate 0: {failed['0']}")
+            # none of the budget fits: the rest of the grid, in declared order, until one does
+            first, budgeted = failed["0"], len(tried)
+            rest = [p for p in search_spaces.candidates(space, entry["grid_size"], 0)
+                    if p not in tried]
+            for params in rest:
+                tried.append(params)
+                try:
+                    rows.append(score(params))
+                    break
+                except ValueError as err:
+                    rows.append(np.full((settings["folds"], len(ks)), np.nan))
+                    failed[str(len(tried) - 1)] = " ".join(str(err).split())
+            if len(failed) == len(tried):
+                raise ValueError(f"tuning: no candidate of the search space could be fitted on "
+                                 f"the inner folds (the whole grid of {len(tried)} tried); "
+                                 f"candidate 0: {first}")
+            entry["beyond_budget"] = len(tried) - budgeted
+        scores = np.stack(rows)
         mean = scores.mean(axis=1)  # candidates x ks; NaN for a failed candidate
         chosen = {k: int(np.nanargmax(mean[:, j])) for j, k in enumerate(ks)}
         entry.update(inner_scores={str(k): [None if np.isnan(v) else float(v)
