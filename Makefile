@@ -16,7 +16,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -e ".[test]"
-	$(BIN)/python -c "from dmlbench.solvers import itml_compiled, mvce_compiled; itml_compiled.precompile(); mvce_compiled.precompile()"
+	$(BIN)/python -c "from dmlbench.solvers import itml_compiled, lmnn_compiled, mvce_compiled; itml_compiled.precompile(); lmnn_compiled.precompile(); mvce_compiled.precompile()"
 	$(BIN)/python -c "from dmlbench.measure import neighbours_compiled; neighbours_compiled.precompile()"
 	touch $(STAMP)
 

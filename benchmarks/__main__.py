@@ -28,6 +28,7 @@ BENCHMARKS = {
     "local_speed": ([], ["--quick"]),
     "nca_speed": (["--parts", "digits,scaling"], ["--quick", "--parts", "digits,scaling"]),
     "dml_eig_speed": ([], ["--quick"]),
+    "lmnn_speed": ([], ["--quick"]),
     "move_speed": ([], ["--quick"]),
     "boost_speed": ([], ["--quick"]),
     "memory": ([], ["--quick"]),

@@ -1,4 +1,4 @@
-"""Fit time and memory of BoostMDM-G (and BoostMDM-K) against metric-learn's LMNN, by data size.
+"""Fit time and memory of BoostMDM-G (and BoostMDM-K) against LMNN, by data size.
 
     python benchmarks/boost_speed.py            # N = 200, 400, 800 digits (PCA 30)
     python benchmarks/boost_speed.py --quick    # N = 150, 300
@@ -10,6 +10,8 @@ CPU seconds, which a shared machine disturbs less than wall seconds (both are pr
 memory is the largest traced allocation during the fit (tracemalloc sees numpy buffers), beside
 what one dense N x N float64 matrix takes; BoostMDM-G's distance blocks are capped at
 `dmlbench.measure.neighbours.MAX_BLOCK_BYTES` (64 MiB) rows x N, so its memory stops growing with N^2 there.
+LMNN is the `lmnn` method: metric-learn's algorithm, re-implemented since the ratios in
+docs/performance.md were measured against metric-learn's own (10x-40x slower, `lmnn_speed.py`).
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dmlbench.measure.hierarchical import hierarchical_test, hierarchical_tests
+from dmlbench.measure.hierarchical import (CHAINS, N_SAMPLES, WARMUP, hierarchical_test,
+                                           hierarchical_tests)
 
 
 def pairs(n_pairs: int, sets: int, folds: int, seed: int = 0) -> list:
@@ -61,7 +62,8 @@ def main() -> None:
         first = time.perf_counter() - start  # numba compiles, or loads its cache
         one = best_of(args.repeats, lambda: hierarchical_test(*batch[0], rho=rho))
         together = best_of(args.repeats, lambda: hierarchical_tests(batch, rho=rho))
-    print(f"{args.sets} data sets x {args.folds} folds, 40 000 draws per comparison "
+    print(f"{args.sets} data sets x {args.folds} folds, {CHAINS} chains, {N_SAMPLES} draws "
+          f"after {WARMUP} warm-up iterations per comparison "
           f"(first call, compiling or loading the compiled sampler: {first:.1f} s wall):")
     print(f"  one comparison alone: {one[0]:.2f} s wall, {one[1]:.2f} s CPU")
     print(f"  {args.pairs} comparisons in one batch: {together[0]:.2f} s wall, "

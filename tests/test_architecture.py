@@ -152,7 +152,8 @@ def test_local_imports_are_the_explained_ones():
     reason beside it: the CLI's report and publish verbs (matplotlib, seaborn), mlflow (and its
     database layer, sqlalchemy) in the MLflow writer and in the report's MLflow reader (a report
     read from record files never imports it), metric-learn and ITML's compiled (numba)
-    projections in the baselines, cvxpy and the compiled (numba) solver in mvce, the compiled
+    projections in the baselines, metric-learn's initialisation and the compiled (numba) count
+    of active triples in LMNN, cvxpy and the compiled (numba) solver in mvce, the compiled
     (numba) search pass in neighbours (and, to precompile it, the search it serves, which imports
     it)."""
     found = {_module(path): _imports(path, local_only=True) for path in PACKAGE.rglob("*.py")}
@@ -161,6 +162,7 @@ def test_local_imports_are_the_explained_ones():
         "dmlbench.records.tracking": {"mlflow", "sqlalchemy"},
         "dmlbench.report.runs": {"mlflow"},
         "dmlbench.methods.baselines": {"metric_learn", "dmlbench.solvers.itml_compiled"},
+        "dmlbench.methods.lmnn": {"metric_learn", "dmlbench.solvers.lmnn_compiled"},
         "dmlbench.solvers.mvce": {"cvxpy", "dmlbench.solvers.mvce_compiled"},
         "dmlbench.measure.neighbours": {"dmlbench.measure.neighbours_compiled.finish_nearest",
                                         "dmlbench.measure.neighbours_compiled.update_nearest"},

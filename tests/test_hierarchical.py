@@ -15,8 +15,14 @@ from dmlbench.measure import hierarchical as h
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "hierarchical_reference.json")
                        .read_text())
-#: agreement with baycomp: both are Monte-Carlo estimates (Stan: 40 000 draws; ours: 20 000)
-TOLERANCE = 0.03
+#: agreement with baycomp: both are Monte-Carlo estimates (Stan: 40 000 draws). The check runs
+#: our sampler with more draws than the report (8 chains x 10 000, `SAMPLER`) so that its own
+#: error is small: the slowest-mixing case (suarez-2021 MMC) has a standard deviation of about
+#: 0.005 over seeds there and a mean 0.022 from Stan's; over seeds 0-3 its largest difference
+#: was 0.027, every other case's 0.017. Another machine's rounding takes the chains elsewhere
+#: (another seed, in effect), so the tolerance leaves room for that spread.
+TOLERANCE = 0.04
+SAMPLER = {"chains": 8, "n_samples": 80_000}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +37,7 @@ def ours() -> dict:
     for names in by_size.values():
         rho = [[cases[n]["rho"]] * len(cases[n]["a"]) for n in names]
         results = h.hierarchical_tests([(cases[n]["a"], cases[n]["b"]) for n in names],
-                                       REFERENCE["provenance"]["rope"], rho=rho)
+                                       REFERENCE["provenance"]["rope"], rho=rho, **SAMPLER)
         out.update(zip(names, results))
     return out
 
@@ -191,6 +197,12 @@ def test_report_section_and_headline(tmp_path):
     assert table.loc[("rca", "euclidean"), "verdict"] == "worse"
     assert table.loc[("nca", "euclidean"), "verdict"] == "equivalent"
     assert table.loc[("euclidean", "lda"), "verdict"] == "worse"  # lda: the best mean rank
+    # sampled once, mirrored: the model is symmetric in A and B
+    mirror, sampled = table.loc[("euclidean", "lda")], table.loc[("lda", "euclidean")]
+    assert (mirror["P(better)"], mirror["P(rope)"], mirror["P(worse)"], mirror["R-hat"]) == (
+        sampled["P(worse)"], sampled["P(rope)"], sampled["P(better)"], sampled["R-hat"])
+    assert mirror["mean difference (points)"] == pytest.approx(
+        -sampled["mean difference (points)"])
     assert ("lda", "lda") not in table.index and len(table) == 6
     assert (tmp_path / "figures" / hierarchical.figure_name(3)).stat().st_size > 0
     assert any(b["kind"] == "pair" for b in sec.blocks)

@@ -40,6 +40,20 @@ def test_wilcoxon_holm_adjusts_in_step_down_order():
     np.testing.assert_allclose(frame["p_holm"].to_numpy()[order], expected)
 
 
+
+@pytest.mark.parametrize("seed", range(4))
+def test_holm_matches_statsmodels(seed):
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(seed)
+    p = np.concatenate([rng.uniform(0, 0.05, 6), rng.uniform(0, 1, 20), [0.01, 0.01, 1.0]])
+    rng.shuffle(p)
+    for alpha in (0.05, 0.2):
+        reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
+        ours = statistics.holm(p, alpha)
+        np.testing.assert_array_equal(ours[0], reject)
+        np.testing.assert_allclose(ours[1], adjusted, rtol=1e-15)
+
 @pytest.mark.parametrize("seed", range(2))
 def test_wilcoxon_p_matches_scipy_with_ties_and_zeros(seed):
     """Accuracy differences on a grid of 1/100 have ties and zeros: scipy's exact permutation

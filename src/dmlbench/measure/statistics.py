@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
-from statsmodels.stats.multitest import multipletests
 
 
 def friedman(scores: pd.DataFrame) -> tuple[float, float]:
@@ -73,10 +72,29 @@ def wilcoxon_holm(scores: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
-    reject, adjusted, _, _ = multipletests(frame["p"], alpha=alpha, method="holm")
+    reject, adjusted = holm(frame["p"].to_numpy(), alpha)
     frame["p_holm"] = adjusted
     frame["significant"] = reject
     return frame
+
+
+def holm(p: np.ndarray, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Holm's step-down correction of the p-values `p` (Holm 1979): with the p-values sorted,
+    p_(1) <= ... <= p_(m), the hypotheses before the first p_(i) > alpha / (m - i + 1) are
+    rejected, and the adjusted p-values are max_{j <= i} (m - j + 1) p_(j), at most 1. Returns
+    (rejected, adjusted) in the order of `p`: the values of statsmodels' `multipletests(p,
+    alpha, "holm")`, which also collects the garbage (0.4 s a call in a report's process)."""
+    p = np.asarray(p, dtype=float)
+    m = p.size
+    order = np.argsort(p)
+    ordered = p[order]
+    factors = np.arange(m, 0, -1)
+    kept = ordered > alpha / factors
+    first_kept = int(np.argmax(kept)) if kept.any() else m
+    reject, adjusted = np.empty(m, dtype=bool), np.empty(m)
+    reject[order] = np.arange(m) < first_kept
+    adjusted[order] = np.minimum(np.maximum.accumulate(ordered * factors), 1.0)
+    return reject, adjusted
 
 
 #: up to this many differences with ties or zeros, scipy's `wilcoxon` ("auto") runs an exact
@@ -240,8 +258,10 @@ def bayesian_signed_rank(a, b, rope: float = 0.01, prior: float = 0.5, n_samples
     rng = (np.random.default_rng(random_state) if random_state is None
            or isinstance(random_state, (int, np.integer)) else random_state)
     weights = rng.dirichlet(np.concatenate([[prior], np.ones(a.size)]), int(n_samples))
-    theta_a = np.einsum("si,ij,sj->s", weights, a_wins, weights, optimize=True)
-    theta_b = np.einsum("si,ij,sj->s", weights, b_wins, weights, optimize=True)
+    # both quadratic forms w' H w of a draw from one product: (W [A | B]) * [W | W], row sums
+    projected = weights @ np.concatenate([a_wins, b_wins], axis=1)
+    theta_a = np.einsum("si,si->s", projected[:, :z.size], weights)
+    theta_b = np.einsum("si,si->s", projected[:, z.size:], weights)
     samples = np.column_stack([theta_a, 1.0 - theta_a - theta_b, theta_b])
     p_a, p_rope, p_b = np.bincount(np.argmax(samples, axis=1), minlength=3) / len(samples)
     return BayesianComparison(float(p_a), float(p_rope), float(p_b), samples)

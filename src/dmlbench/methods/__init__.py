@@ -5,7 +5,7 @@
     dist, ind = est.kneighbors(X_query, n_neighbors=10)
 """
 
-from . import baselines, boost, dml_eig, euclidean, klhp, local, move, nca, nca_fast  # noqa: F401  (registration)
+from . import baselines, boost, dml_eig, euclidean, klhp, lmnn, local, move, nca, nca_fast  # noqa: F401  (registration)
 from .dml_eig import DMLEig
 from .move import MoveLabeled, MoveQuery
 from .registry import REGISTRY, get, make, register

@@ -1,4 +1,5 @@
-"""Baselines from metric-learn 0.7.0 (LMNN, ITML, RCA, MMC/Xing, LFDA) behind the method contract.
+"""Baselines from metric-learn 0.7.0 (ITML, RCA, MMC/Xing, LFDA; LMNN re-implemented in
+`methods.lmnn`) behind the method contract.
 
 Each wrapper exposes metric-learn's main hyper-parameters under metric-learn's own names and
 defaults, so a config reads like metric-learn's documentation. The supervised variants draw their
@@ -53,100 +54,6 @@ def _fit_metric_learn(name: str, learner, X, y, owner=None):
         owner.n_iter_ = int(learner.n_iter_)
     # low-rank RCA takes eigenvectors with np.linalg.eig: real in exact arithmetic, complex dtype
     return np.real(learner.components_)
-
-
-@register("lmnn")
-class LMNN(LinearMetric):
-    """Large-margin nearest neighbour (Weinberger & Saul 2009), metric-learn's `LMNN`.
-
-    A class with at most `n_neighbors` training points (metric-learn refuses it) gets as many
-    target neighbours as it has other points: the whole fit uses min(n_neighbors, smallest
-    class - 1), recorded as `target_neighbors` (a deviation, e.g. lymphography's fibrosis class
-    with 3 training points in some folds).
-
-    Parameters
-    ----------
-    n_neighbors : int, default=3
-        Target neighbours per training point (same-class nearest points, Weinberger & Saul 2009,
-        sect. 3.1); a class with fewer other points gets them all (`target_neighbors_`).
-    learn_rate : float, default=1e-07
-        Initial step size of metric-learn's gradient descent (adapted during the fit).
-    regularization : float, default=0.5
-        Weight mu in [0, 1] of the push term against the pull term (Weinberger & Saul 2009, eq.
-        13; 0.5 gives both the same weight).
-    max_iter : int, default=1000
-        Iteration cap of the gradient descent.
-    min_iter : int, default=50
-        Iterations before the convergence test applies.
-    convergence_tol : float, default=0.001
-        Stop when the relative change of the objective falls below this.
-    init : str or array of shape (r, D), default='auto'
-        Starting map L: 'auto' (picks by the data's shape), 'pca', 'lda', 'identity', 'random'
-        (metric-learn's choices) or an array.
-    n_components : int or None, default=None
-        Rank r of the learnt map L (r x D); None: full rank.
-    random_state : int or None, default=None
-        Seeds the method's random draws (the workflow sets it per split when the config leaves
-        it out: seed x 10000 + split).
-
-    Attributes
-    ----------
-    components_ : ndarray of shape (r, D)
-        The learnt map L: d(x, y) = ||L x - L y||.
-    embedding_ : ndarray of shape (n, r)
-        The training points mapped, L x_i (what queries are searched against).
-    n_features_in_ : int
-        Features D seen by `fit`.
-    target_neighbors_ : int
-        Target neighbours used: min(n_neighbors, smallest class - 1).
-    n_iter_ : int
-        Iterations metric-learn ran.
-    """
-
-    papers = ("am17", "sh17")
-    _parameter_constraints = {
-        "n_neighbors": [POSITIVE_INT], "learn_rate": [Interval(Real, 0, None, closed="neither")],
-        "regularization": [Interval(Real, 0, 1)], "max_iter": [POSITIVE_INT],
-        "min_iter": [Interval(Integral, 0, None)],
-        "convergence_tol": [Interval(Real, 0, None)],
-        "init": [Options(("auto", "pca", "lda", "identity", "random")), Array()],
-        "n_components": COMPONENTS, "random_state": SEED,
-    }
-
-    def __init__(self, n_neighbors=3, learn_rate=1e-7, regularization=0.5, max_iter=1000,
-                 min_iter=50, convergence_tol=1e-3, init="auto", n_components=None,
-                 random_state=None):
-        self.n_neighbors = n_neighbors
-        self.learn_rate = learn_rate
-        self.regularization = regularization
-        self.max_iter = max_iter
-        self.min_iter = min_iter
-        self.convergence_tol = convergence_tol
-        self.init = init
-        self.n_components = n_components
-        self.random_state = random_state
-
-    @classmethod
-    def check_data_limits(cls, params, n_train, d, n_classes):
-        _limit_components(params, d)
-        n = params["n_neighbors"]
-        require("n_neighbors", n <= n_train - 1, f"n_neighbors = {n} target neighbours need "
-                f"more than n_train = {n_train} training points (at most {n_train - 1})")
-
-    def _learn_components(self, X, y):
-        metric_learn = _metric_learn()
-        labels, counts = np.unique(y, return_counts=True)
-        smallest = int(counts.min())
-        if smallest < 2:
-            raise ValueError(f"lmnn: class {labels[counts.argmin()]!r} has one training point, so "
-                             "it has no target neighbour; drop it (the data set's "
-                             "`drop_classes_below`)")
-        self.target_neighbors_ = min(int(self.n_neighbors), smallest - 1)
-        params = {**self.get_params(), "n_neighbors": self.target_neighbors_}
-        return _fit_metric_learn("lmnn", metric_learn.LMNN(**params), X, y, owner=self)
-
-    def fit_info(self) -> dict:
-        return {"target_neighbors": self.target_neighbors_}
 
 
 @register("itml")

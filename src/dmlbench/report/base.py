@@ -30,6 +30,11 @@ from ..files import atomic_path  # noqa: E402
 from . import tables  # noqa: E402
 
 sns.set_theme(style="whitegrid", context="notebook")
+#: titles at the axes' top (plus the title pad), not placed by measuring every tick label
+#: of the axes at each draw (matplotlib's automatic placement, which only moves a title
+#: above tick labels on top or an offset text: no figure of the report has either); the
+#: automatic placement cost a third of the report's drawing
+plt.rcParams["axes.titley"] = 1.0
 
 #: resolution of every figure; with `MAX_WIDTH_IN` a figure fits a 1400 px wide window
 DPI = 110

@@ -32,7 +32,9 @@ from .palette import BLUE, VERMILLION
 
 DECISION = 0.95
 MIN_DATASETS = 2
-N_SAMPLES = 50_000
+#: Monte-Carlo draws per pair: independent draws, so a probability p has the standard error
+#: sqrt(p (1 - p) / N_SAMPLES), at most 0.0035 (p = 0.5) and 0.0015 at the verdict's 0.95
+N_SAMPLES = 20_000
 PLOTTED_SAMPLES = 3000
 _SQRT3 = np.sqrt(3.0)
 

@@ -84,25 +84,35 @@ def paired_folds(folds: pd.DataFrame, method: str, against: str) -> dict | None:
 def compare(pairs: dict[tuple[str, str], dict], rope: float, k: int) -> pd.DataFrame:
     """One row per (method, against) of `pairs` ({(method, against): `paired_folds`}): the
     posterior probabilities that the method is practically better, equivalent, worse, the
-    verdict, the data sets and folds used, the mean difference and the chains' R-hat."""
-    rows = []
+    verdict, the data sets and folds used, the mean difference and the chains' R-hat. A pair
+    whose mirror (against, method) is also asked for (the reference against the best-ranked
+    method, which is compared with the reference) is not sampled again: the model is symmetric
+    in A and B (the differences change sign, the priors are symmetric), so its posterior is
+    the mirror's with P(better) and P(worse) exchanged."""
+    sampled = {}
     by_size: dict[int, list] = {}
     for key, pair in pairs.items():
-        by_size.setdefault(len(pair["datasets"]), []).append(key)
+        if key[::-1] not in by_size.get(len(pair["datasets"]), []):
+            by_size.setdefault(len(pair["datasets"]), []).append(key)
     for size, keys in sorted(by_size.items()):
         results = hierarchical_tests(
             [(pairs[key]["a"], pairs[key]["b"]) for key in keys], rope,
             rho=[pairs[key]["rho"] for key in keys],
             random_state=zlib.crc32(f"hierarchical|{k}|{size}".encode()))
-        for (method, against), result in zip(keys, results):
-            pair = pairs[(method, against)]
-            difference = np.mean([np.mean(a - b) for a, b in zip(pair["a"], pair["b"])])
-            rows.append({"method": method, "against": against, "P(better)": result.p_a,
-                         "P(rope)": result.p_rope, "P(worse)": result.p_b,
-                         "verdict": verdict(result.p_a, result.p_rope, result.p_b),
-                         "data sets": size, "folds": sum(len(a) for a in pair["a"]),
-                         "mean difference (points)": 100 * float(difference),
-                         "R-hat": result.rhat})
+        for key, result in zip(keys, results):
+            sampled[key] = (result.p_a, result.p_rope, result.p_b, result.rhat)
+    rows = []
+    for (method, against), pair in pairs.items():
+        if (method, against) in sampled:
+            p_better, p_rope, p_worse, rhat = sampled[(method, against)]
+        else:
+            p_worse, p_rope, p_better, rhat = sampled[(against, method)]
+        difference = np.mean([np.mean(a - b) for a, b in zip(pair["a"], pair["b"])])
+        rows.append({"method": method, "against": against, "P(better)": p_better,
+                     "P(rope)": p_rope, "P(worse)": p_worse,
+                     "verdict": verdict(p_better, p_rope, p_worse),
+                     "data sets": len(pair["datasets"]), "folds": sum(len(a) for a in pair["a"]),
+                     "mean difference (points)": 100 * float(difference), "R-hat": rhat})
     return pd.DataFrame(rows)
 
 

@@ -1,0 +1,257 @@
+"""Large-margin nearest neighbour (Weinberger & Saul 2009): metric-learn 0.7.0's algorithm
+re-implemented with dense array operations over row blocks, equal to rounding.
+
+metric-learn's `LMNN.fit` does gradient descent on the map L with an adaptive step; each
+evaluation of its objective (`_loss_grad`) rebuilds the impostor list label by label with
+scikit-learn's `euclidean_distances`, counts the active (point, target) edges with a Python
+`Counter` and sums outer products nine times: about 4 ms per evaluation on wine's 178 points,
+most of it bookkeeping. Here one evaluation (`Objective`) is a matrix product per row block of
+the n x n squared distances D in L-space, one compiled pass over the block counting the active
+triples (`solvers.lmnn_compiled`) and a few d x d products; the fit (`lmnn_fit`) takes
+metric-learn's steps (`benchmarks/lmnn_speed.py`: 12x-36x faster whole fits, docs/performance.md).
+
+The objective (Weinberger & Saul 2009, eq. (13), its hinge written as eq. (14)'s slacks), for
+mu = `regularization`, target neighbours j ~> i and impostors l (y_l != y_i):
+
+    eps(L) = mu * sum_{i, j~>i} D_ij + (1 - mu) * sum_{i, j~>i, l} [1 + D_ij - D_il]_+ ,
+
+computed as metric-learn computes it: total_active * (1 - mu) + <L, L (mu dfG + (1 - mu) df)>,
+where the ordered triple (i, j, l) is active when D_il < 1 + D_ij (metric-learn's `act1` and
+`act2` are its two orientations, i of the lower and of the higher label), total_active counts the
+active triples, dfG = sum_{i, j~>i} (x_i - x_j)(x_i - x_j)^T and
+df = sum_active [(x_i - x_j)(x_i - x_j)^T - (x_i - x_l)(x_i - x_l)^T]. metric-learn first keeps
+the pairs within either point's furthest-target margin (`_find_impostors`); every active pair
+lies within it, so the pre-selection does not change the set. The gradient is 2 L (mu dfG +
+(1 - mu) df); the push sum is X^T (diag(A 1 + A^T 1) - A - A^T) X for the n x n matrix A of
+active-triple counts per ordered pair (i, l), the pull sum weights each (i, j~>i) difference by
+the number of its active impostors.
+
+Rounding is where the two differ: D_il comes from the Gram formula on centred data (metric-learn
+pre-selects with the Gram formula on raw data, then compares differences), sums are associated
+otherwise. A comparison that falls within rounding of its margin can go either way, and the
+descent's halving test (objective rises or not) can flip where the change is at rounding level;
+on the tested sets the learnt maps agree to 1e-7 relative or better and the iterations match.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.metrics import euclidean_distances
+
+from .base import LinearMetric
+from .baselines import COMPONENTS, POSITIVE_INT, SEED, _limit_components
+from .parameters import Array, Interval, Options, require
+from .registry import register
+
+#: squared-distance entries per row block of D (and of each array of its size): 2^22 floats,
+#: 32 MB, so memory grows with the block, not with n^2
+BLOCK_ENTRIES = 1 << 22
+
+
+def select_targets(X: np.ndarray, label_inds: np.ndarray, k: int) -> np.ndarray:
+    """The k same-class nearest points of each point in the input space (Weinberger & Saul 2009,
+    sect. 3.1), with metric-learn 0.7.0's computation (`LMNN._select_targets`: squared distances
+    by `euclidean_distances`, ties ordered by `np.argsort`), so ties fall alike."""
+    targets = np.empty((X.shape[0], k), dtype=int)
+    for label in np.unique(label_inds):
+        inds, = np.nonzero(label_inds == label)
+        dd = euclidean_distances(X[inds], squared=True)
+        np.fill_diagonal(dd, np.inf)
+        targets[inds] = inds[np.argsort(dd)[..., :k]]
+    return targets
+
+
+class Objective:
+    """metric-learn 0.7.0's LMNN objective and gradient (`_loss_grad`) for fixed data, labels,
+    target neighbours and `regularization`; `__call__(L)` returns (gradient, objective,
+    total_active) like `_loss_grad`."""
+
+    def __init__(self, X: np.ndarray, label_inds: np.ndarray, targets: np.ndarray,
+                 regularization: float):
+        # distances from the data as given, as metric-learn takes them (exact ties stay ties);
+        # the push sum's Laplacian form from centred data (less cancellation; a shift changes
+        # no outer product of a difference)
+        self.X = X
+        self.X_centred = X - X.mean(axis=0)
+        self.labels = np.asarray(label_inds)
+        self.targets = targets
+        self.reg = float(regularization)
+        n, k = targets.shape
+        # x_j - x_i for every (i, j~>i), row i * k + j, and metric-learn's dfG from them
+        self.pull_diff = (X[targets] - X[:, None, :]).reshape(n * k, -1)
+        self.dfG = self.pull_diff.T @ self.pull_diff
+        self.block = max(1, BLOCK_ENTRIES // n)
+
+    def __call__(self, L: np.ndarray) -> tuple[np.ndarray, float, int]:
+        from ..solvers import lmnn_compiled  # numba: compiled code, loaded by LMNN fits only
+
+        X, Xc, labels, targets = self.X, self.X_centred, self.labels, self.targets
+        n, k = targets.shape
+        Lx = np.ascontiguousarray(L.dot(X.T).T)  # as metric-learn forms it
+        # 1 + D_ij for the k targets (each point's margins), differences taken exactly
+        to_targets = Lx[targets] - Lx[:, None, :]
+        margins = 1.0 + np.einsum("ijk,ijk->ij", to_targets, to_targets)
+        sq = np.einsum("ij,ij->i", Lx, Lx)
+        pull_weight = np.zeros((n, k))
+        push_cols = np.zeros(n)
+        cross = np.zeros((Xc.shape[1], Xc.shape[1]))
+        for start in range(0, n, self.block):
+            rows = slice(start, min(start + self.block, n))
+            push_X = np.zeros((rows.stop - start, Xc.shape[1]))  # rows of A X
+            lmnn_compiled.count_active(Lx[rows] @ Lx.T, Lx[rows], Lx, sq[rows], sq, labels[rows],
+                                       labels, margins[rows], Xc, push_X, pull_weight[rows],
+                                       push_cols)
+            cross += Xc[rows].T @ push_X
+        push_rows = pull_weight.sum(axis=1)
+        total_active = int(push_rows.sum())
+        pull = self.pull_diff.T @ (self.pull_diff * pull_weight.reshape(-1, 1))
+        push = (Xc.T * (push_rows + push_cols)) @ Xc - cross - cross.T
+        G = L @ (self.dfG * self.reg + (pull - push) * (1.0 - self.reg))
+        objective = total_active * (1.0 - self.reg) + G.ravel() @ L.ravel()
+        return 2.0 * G, float(objective), total_active
+
+
+def lmnn_fit(objective: Objective, L: np.ndarray, learn_rate: float, max_iter: int,
+             min_iter: int, convergence_tol: float) -> tuple[np.ndarray, int]:
+    """metric-learn 0.7.0's descent (`LMNN.fit`) from L: evaluate at L (iteration 1); then for
+    it = 2, ..., max_iter - 1 try L - learn_rate G, halving learn_rate while the objective
+    rises, accept the step and multiply learn_rate by 1.01; stop after iteration it when
+    it > min_iter and |change of the objective| < convergence_tol. Returns the final L and
+    metric-learn's `n_iter_` (that last it; 1 when max_iter <= 2)."""
+    G, value, _ = objective(L)
+    it = 1
+    for it in range(2, max_iter):
+        while True:
+            if np.isnan(value):  # metric-learn asserts it here
+                raise ValueError("lmnn: the objective became NaN (the descent diverged); "
+                                 "lower learn_rate")
+            L_next = L - learn_rate * G
+            G_next, value_next, _ = objective(L_next)
+            delta = value_next - value
+            if delta > 0:
+                learn_rate /= 2
+            else:
+                break
+        L, G, value = L_next, G_next, value_next
+        learn_rate *= 1.01
+        if it > min_iter and abs(delta) < convergence_tol:
+            break
+    return L, it
+
+
+@register("lmnn")
+class LMNN(LinearMetric):
+    """Large-margin nearest neighbour (Weinberger & Saul 2009): metric-learn 0.7.0's `LMNN`
+    algorithm re-implemented (`Objective`, `lmnn_fit`), equal to rounding: its initialisation
+    (metric-learn's `_initialize_components`), target neighbours, objective (eq. (13) with the
+    hinge of eq. (14)), gradient, step rule and stopping test.
+
+    A class with at most `n_neighbors` training points (metric-learn refuses it) gets as many
+    target neighbours as it has other points: the whole fit uses min(n_neighbors, smallest
+    class - 1), recorded as `target_neighbors` (a deviation, e.g. lymphography's fibrosis class
+    with 3 training points in some folds).
+
+    Parameters
+    ----------
+    n_neighbors : int, default=3
+        Target neighbours per training point (same-class nearest points, Weinberger & Saul 2009,
+        sect. 3.1); a class with fewer other points gets them all (`target_neighbors_`).
+    learn_rate : float, default=1e-07
+        Initial step size of the gradient descent (halved while a step raises the objective,
+        then multiplied by 1.01 per iteration).
+    regularization : float, default=0.5
+        Weight mu in [0, 1] of the push term against the pull term (Weinberger & Saul 2009, eq.
+        13; 0.5 gives both the same weight).
+    max_iter : int, default=1000
+        Iteration cap of the gradient descent.
+    min_iter : int, default=50
+        Iterations before the convergence test applies.
+    convergence_tol : float, default=0.001
+        Stop (after `min_iter`) when an iteration changes the objective by less than this
+        (absolute change, as metric-learn tests it).
+    init : str or array of shape (r, D), default='auto'
+        Starting map L: 'auto' (picks by the data's shape), 'pca', 'lda', 'identity', 'random'
+        (metric-learn's choices) or an array.
+    n_components : int or None, default=None
+        Rank r of the learnt map L (r x D); None: full rank.
+    random_state : int or None, default=None
+        Seeds the method's random draws (the workflow sets it per split when the config leaves
+        it out: seed x 10000 + split).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (r, D)
+        The learnt map L: d(x, y) = ||L x - L y||.
+    embedding_ : ndarray of shape (n, r)
+        The training points mapped, L x_i (what queries are searched against).
+    n_features_in_ : int
+        Features D seen by `fit`.
+    target_neighbors_ : int
+        Target neighbours used: min(n_neighbors, smallest class - 1).
+    n_iter_ : int
+        Iterations run, counted as metric-learn counts them (the evaluation at the start is
+        iteration 1; max_iter - 1 when the fit stopped at `max_iter`).
+    """
+
+    papers = ("am17", "sh17")
+    _parameter_constraints = {
+        "n_neighbors": [POSITIVE_INT], "learn_rate": [Interval(Real, 0, None, closed="neither")],
+        "regularization": [Interval(Real, 0, 1)], "max_iter": [POSITIVE_INT],
+        "min_iter": [Interval(Integral, 0, None)],
+        "convergence_tol": [Interval(Real, 0, None)],
+        "init": [Options(("auto", "pca", "lda", "identity", "random")), Array()],
+        "n_components": COMPONENTS, "random_state": SEED,
+    }
+
+    def __init__(self, n_neighbors=3, learn_rate=1e-7, regularization=0.5, max_iter=1000,
+                 min_iter=50, convergence_tol=1e-3, init="auto", n_components=None,
+                 random_state=None):
+        self.n_neighbors = n_neighbors
+        self.learn_rate = learn_rate
+        self.regularization = regularization
+        self.max_iter = max_iter
+        self.min_iter = min_iter
+        self.convergence_tol = convergence_tol
+        self.init = init
+        self.n_components = n_components
+        self.random_state = random_state
+
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        _limit_components(params, d)
+        n = params["n_neighbors"]
+        require("n_neighbors", n <= n_train - 1, f"n_neighbors = {n} target neighbours need "
+                f"more than n_train = {n_train} training points (at most {n_train - 1})")
+
+    def _learn_components(self, X, y):
+        # metric-learn's initialisation, as its `LMNN.fit` calls it (metric-learn is imported
+        # by the fits that use it: its import takes seconds)
+        from metric_learn._util import _check_n_components, _initialize_components
+
+        labels, label_inds, counts = np.unique(y, return_inverse=True, return_counts=True)
+        smallest = int(counts.min())
+        if smallest < 2:
+            raise ValueError(f"lmnn: class {labels[counts.argmin()]!r} has one training point, so "
+                             "it has no target neighbour; drop it (the data set's "
+                             "`drop_classes_below`)")
+        self.target_neighbors_ = min(int(self.n_neighbors), smallest - 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=FutureWarning)
+            warnings.simplefilter("ignore", category=DeprecationWarning)
+            try:
+                L = _initialize_components(_check_n_components(X.shape[1], self.n_components),
+                                           X, y, self.init, False,
+                                           random_state=self.random_state)
+            except (ValueError, IndexError) as err:
+                raise ValueError(f"lmnn: metric-learn's initialisation failed: {err}") from err
+        objective = Objective(X, label_inds, select_targets(X, label_inds, self.target_neighbors_),
+                              self.regularization)
+        L, self.n_iter_ = lmnn_fit(objective, np.asarray(L, dtype=float), self.learn_rate,
+                                   self.max_iter, self.min_iter, self.convergence_tol)
+        return L
+
+    def fit_info(self) -> dict:
+        return {"target_neighbors": self.target_neighbors_}

@@ -1,0 +1,74 @@
+"""LMNN's active triples counted in one compiled pass (numba) over a row block of the squared
+distances: the bookkeeping of metric-learn 0.7.0's `_loss_grad` (its per-label impostor lists,
+`act1`/`act2` masks and `Counter` of (point, target) edges) without a pass of the interpreter,
+or of numpy, per target neighbour (`methods.lmnn.Objective` uses it).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+#: a Gram-formula distance this close to a margin (relative to sq_i + sq_l + margin) is
+#: recomputed from the differences: the Gram formula's rounding error is ~1e-15 of that scale
+NEAR = 1e-8
+
+
+@numba.njit(cache=True)
+def count_active(gram: np.ndarray, Lx_rows: np.ndarray, Lx: np.ndarray, sq_rows: np.ndarray,
+                 sq: np.ndarray, labels_rows: np.ndarray, labels: np.ndarray,
+                 margins_rows: np.ndarray, X: np.ndarray, push_rows_X: np.ndarray,
+                 pull_weight_rows: np.ndarray, push_cols: np.ndarray) -> None:
+    """For the block's points i (rows) and every point l of another label, the triple (i, j, l)
+    is active when D_il < margins_rows[i, j] (= 1 + D_ij for i's j-th target neighbour). D_il is
+    sq_i + sq_l - 2 gram_il, or, within `NEAR` (times a bound of sq_i + sq_l + margin) of a
+    margin, sum_r (Lx_ir - Lx_lr)^2 as
+    metric-learn computes it (so exact ties, e.g. integer features at L = I, are not active, as
+    in metric-learn). With c_il the pair's active triples, adds sum_l c_il X[l] to push_rows_X[i],
+    c_il to pull_weight_rows[i, j] (active impostors of the target) and to push_cols[l] (zero
+    them first): the push sum's A X, A 1 and A^T 1 for the block's rows of A = (c_il)."""
+    b, n = gram.shape
+    k = margins_rows.shape[1]
+    r_dim, d_dim = Lx.shape[1], X.shape[1]
+    row_pull = np.zeros(k)
+    active = np.zeros(k)
+    scale = sq.max()
+    for r in range(b):
+        label, margins = labels_rows[r], margins_rows[r]
+        sq_r, furthest = sq_rows[r], margins.max()
+        near_tol = NEAR * (sq_r + scale + furthest)  # bounds NEAR (sq_r + sq_l + margin)
+        beyond = furthest + near_tol  # past every margin: inactive, whichever formula
+        row_pull[:] = 0.0
+        for l in range(n):
+            d = sq_r + sq[l] - 2.0 * gram[r, l]
+            if labels[l] != label and d <= beyond:
+                c, near = 0.0, False
+                for j in range(k):
+                    gap = d - margins[j]
+                    active[j] = 1.0 if gap < 0.0 else 0.0  # branch-free: a select
+                    near |= abs(gap) <= near_tol
+                if near:
+                    d = 0.0
+                    for q in range(r_dim):
+                        diff = Lx_rows[r, q] - Lx[l, q]
+                        d += diff * diff
+                    for j in range(k):
+                        active[j] = 1.0 if d < margins[j] else 0.0
+                for j in range(k):
+                    c += active[j]
+                    row_pull[j] += active[j]
+                if c > 0.0:
+                    push_cols[l] += c
+                    for q in range(d_dim):
+                        push_rows_X[r, q] += c * X[l, q]
+        for j in range(k):
+            pull_weight_rows[r, j] += row_pull[j]
+
+
+def precompile() -> None:
+    """Compile `count_active` for the argument types `methods.lmnn` passes and write numba's
+    cache (`make install` runs it, so that no job times the compilation)."""
+    gram, ones, Lx = np.zeros((2, 2)), np.ones(2), np.eye(2)
+    count_active(gram, Lx, Lx, ones, ones, np.arange(2), np.arange(2), np.full((2, 1), 2.0),
+                 Lx, np.zeros((2, 2)), np.zeros((2, 1)), np.zeros(2))

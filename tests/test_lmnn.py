@@ -1,0 +1,160 @@
+"""LMNN (`dmlbench.methods.lmnn`): metric-learn 0.7.0's algorithm re-implemented. One evaluation
+of the objective and gradient against metric-learn's own `_loss_grad` (an independent code path:
+per-label impostor lists, `Counter` of edges, sums of outer products), the gradient against
+finite differences, and whole fits against metric-learn's `LMNN.fit`."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, load_wine
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.preprocessing import MinMaxScaler
+
+from dmlbench.methods import make
+from dmlbench.methods.lmnn import BLOCK_ENTRIES, Objective, lmnn_fit, select_targets
+
+metric_learn = pytest.importorskip("metric_learn")
+from metric_learn.lmnn import _sum_outer_products  # noqa: E402
+
+
+def wine_scaled():
+    X, y = load_wine(return_X_y=True)
+    return MinMaxScaler().fit_transform(X), y
+
+
+def small_class(seed=0):
+    """Two classes of 40 and a class of 4 points (3 target neighbours each at most)."""
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(40, 5)), rng.normal(size=(40, 5)) + 1.5,
+                   rng.normal(size=(4, 5)) - 2])
+    return X, np.repeat([0, 1, 2], [40, 40, 4])
+
+
+def balance_grid():
+    """Balance-scale's definition: all 5^4 integer points, labelled by the heavier side (left
+    weight x distance against right): integer distances, so at L = I many triples tie exactly
+    (D_il = 1 + D_ij), which metric-learn does not count as active."""
+    X = np.array(list(itertools.product(range(1, 6), repeat=4)), dtype=float)
+    return X, np.sign(X[:, 0] * X[:, 1] - X[:, 2] * X[:, 3]).astype(int)
+
+
+def reference_loss_grad(X, y, L, k, reg):
+    """metric-learn's `_loss_grad` with the targets and dfG its `fit` builds."""
+    learner = metric_learn.LMNN(n_neighbors=k, regularization=reg)
+    _, label_inds = np.unique(y, return_inverse=True)
+    learner.labels_ = np.arange(label_inds.max() + 1)
+    targets = learner._select_targets(X, label_inds)
+    dfG = _sum_outer_products(X, targets.flatten(), np.repeat(np.arange(X.shape[0]), k))
+    return learner._loss_grad(X, L.copy(), dfG, k, reg, targets, label_inds), targets
+
+
+def ours(X, y, k, reg):
+    _, label_inds = np.unique(y, return_inverse=True)
+    return Objective(X, label_inds, select_targets(X, label_inds, k), reg)
+
+
+def random_maps():
+    rng = np.random.default_rng(1)
+    iris = load_iris(return_X_y=True)
+    yield "iris, L = 0.001 R (every pair active)", iris, 1e-3 * rng.normal(size=(4, 4)), 3, 0.5
+    for scale in (0.3, 1.0, 10.0):
+        yield f"wine, L = {scale} R", wine_scaled(), scale * rng.normal(size=(13, 13)), 3, 0.5
+    yield "wine, L 2 x 13, k = 5, reg 0.2", wine_scaled(), rng.normal(size=(2, 13)), 5, 0.2
+    yield "small class, k = 3, reg 0.9", small_class(), rng.normal(size=(5, 5)), 3, 0.9
+    yield "balance grid, L = I (exact ties)", balance_grid(), np.eye(4), 3, 0.5
+    # classes 100 apart, L = 10 I: no impostor within any margin
+    X, y = small_class()
+    yield "separated classes (none active)", (X + 100.0 * y[:, None], y), 10 * np.eye(5), 3, 0.5
+
+
+@pytest.mark.parametrize("case", list(random_maps()), ids=lambda case: case[0])
+def test_one_evaluation_is_metric_learns_loss_grad(case):
+    _, (X, y), L, k, reg = case
+    (G_ref, obj_ref, active_ref), targets = reference_loss_grad(X, y, L, k, reg)
+    objective = ours(X, y, k, reg)
+    assert np.array_equal(objective.targets, targets)
+    G, obj, active = objective(L)
+    assert active == active_ref
+    assert obj == pytest.approx(obj_ref, rel=1e-12)
+    assert np.linalg.norm(G - G_ref) <= 1e-9 * np.linalg.norm(G_ref)
+    if case[0].startswith("iris"):
+        assert active == 150 * 3 * 100  # every (point, target, other-class point)
+    if case[0].startswith("separated"):
+        assert active == 0
+
+
+def test_row_blocks_give_the_same_evaluation(monkeypatch):
+    """Blocks of rows (the memory bound for large n) change no count and no sum beyond
+    rounding."""
+    X, y = wine_scaled()
+    L = np.random.default_rng(3).normal(size=(13, 13))
+    whole = ours(X, y, 3, 0.5)(L)
+    monkeypatch.setattr("dmlbench.methods.lmnn.BLOCK_ENTRIES", 7 * len(X))  # 26 blocks
+    blocked = ours(X, y, 3, 0.5)
+    assert blocked.block == 7 < len(X) < BLOCK_ENTRIES
+    G, obj, active = blocked(L)
+    assert active == whole[2] and obj == pytest.approx(whole[1], rel=1e-12)
+    np.testing.assert_allclose(G, whole[0], rtol=1e-10, atol=1e-10 * np.abs(G).max())
+
+
+def test_gradient_is_the_objectives_derivative():
+    """Central differences along random directions, where the active set does not change."""
+    X, y = wine_scaled()
+    rng = np.random.default_rng(4)
+    objective = ours(X, y, 3, 0.5)
+    L = rng.normal(size=(13, 13))
+    G, _, active = objective(L)
+    h = 1e-7
+    for _ in range(5):
+        E = rng.normal(size=L.shape)
+        (_, up, active_up), (_, down, active_down) = objective(L + h * E), objective(L - h * E)
+        assert active_up == active_down == active
+        assert (up - down) / (2 * h) == pytest.approx(np.sum(G * E), rel=1e-6)
+
+
+def held_out(X, y):
+    test = np.arange(len(y)) % 4 == 0
+    return X[~test], y[~test], X[test]
+
+
+FITS = {"iris": load_iris(return_X_y=True), "wine min-max": wine_scaled(),
+        "small class": small_class()}
+
+
+@pytest.mark.parametrize("name", FITS)
+def test_fit_is_metric_learns_fit(name):
+    """The same descent: iterations, learnt map (relative Frobenius difference; the trajectories
+    are stable to ~1e-7 here) and 1-NN predictions on held-out points. The small class keeps 3
+    training points, so both fit with 2 target neighbours (metric-learn would take a point as
+    its own third one; the wrapper's `target_neighbors_`)."""
+    X_train, y_train, X_test = held_out(*FITS[name])
+    params = {"n_neighbors": 3, "random_state": 0}
+    method = make("lmnn", params).fit(X_train, y_train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=FutureWarning)
+        reference = metric_learn.LMNN(**{**params, "n_neighbors": method.target_neighbors_})
+        reference.fit(X_train, y_train)
+    assert method.target_neighbors_ == (2 if name == "small class" else 3)
+    assert method.n_iter_ == reference.n_iter_
+    L, R = method.components_, reference.components_
+    assert np.linalg.norm(L - R) <= 1e-6 * np.linalg.norm(R)
+    predictions = [KNeighborsClassifier(1).fit(X_train @ M.T, y_train).predict(X_test @ M.T)
+                   for M in (L, R)]
+    assert np.array_equal(*predictions)
+
+
+def test_fit_counts_iterations_as_metric_learn():
+    """n_iter_: 1 when max_iter <= 2 (only the evaluation at the start), else the last
+    iteration; at the cap, max_iter - 1."""
+    X, y = small_class()
+    _, label_inds = np.unique(y, return_inverse=True)
+    objective = Objective(X, label_inds, select_targets(X, label_inds, 3), 0.5)
+    L0 = np.eye(5)
+    for max_iter, expected in ((1, 1), (2, 1), (3, 2), (20, 19)):
+        L, n_iter = lmnn_fit(objective, L0, 1e-7, max_iter, 50, 1e-3)
+        assert n_iter == expected
+        reference = metric_learn.LMNN(init="identity", max_iter=max_iter).fit(X, y)
+        assert reference.n_iter_ == expected
+        np.testing.assert_allclose(L, reference.components_, rtol=1e-12, atol=1e-14)
