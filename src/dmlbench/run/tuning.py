@@ -129,7 +129,8 @@ def tune(spec: dict, build, X_train: np.ndarray, y_train: np.ndarray, split: int
             if len(failed) == len(tried):
                 raise ValueError(f"tuning: no candidate of the search space could be fitted on "
                                  f"the inner folds (the whole grid of {len(tried)} tried); "
-                                 f"candidate 0: {first}")
+                                 f"candidate 0: {first} (give the method a `search_space` this "
+                                 f"data can take, or leave the data set out for it)")
             entry["beyond_budget"] = len(tried) - budgeted
         scores = np.stack(rows)
         mean = scores.mean(axis=1)  # candidates x ks; NaN for a failed candidate
