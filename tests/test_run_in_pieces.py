@@ -35,3 +35,28 @@ def test_published_records_are_restored_once_and_decompressed(tmp_path):
     assert (results / "runs" / "iris" / "pca" / "part0.arrays" / "split0.npz").read_bytes() == b"npz"
     assert pieces.restore(results, published) == 0
     assert pieces.published_path(results, published, str(results / "runs/iris/pca/part0.json")) == record
+
+
+def test_a_restored_record_is_made_newer_than_a_split_file_written_after_it(tmp_path):
+    """A fresh clone restores the published records before the prepare step writes the split
+    files; restoring a data set again after its prepare step must make its records newer than
+    its split file, or `dmlbench run` recomputes every one of them (not current)."""
+    import os
+    published, results = tmp_path / "reports" / "b" / "records", tmp_path / "results" / "b"
+    for label in ("iris", "wine"):
+        record = published / "runs" / label / "pca" / "part0.json.gz"
+        record.parent.mkdir(parents=True)
+        record.write_bytes(gzip.compress(json.dumps({"records": [label]}).encode()))
+    assert pieces.restore(results, published) == 2
+    restored = {label: results / "runs" / label / "pca" / "part0.json" for label in ("iris", "wine")}
+    for path in restored.values():
+        os.utime(path, (1_000, 1_000))  # restored long before the split file was written
+    changed = results / "runs" / "wine" / "pca" / "part0.json"
+    changed.write_text('{"records": ["computed here"]}')
+    os.utime(changed, (1_000, 1_000))
+    assert pieces.restore(results, published, "iris") == 0
+    assert restored["iris"].stat().st_mtime > 1_000  # touched: newer than the split file
+    assert restored["wine"].stat().st_mtime == 1_000  # another data set: left alone
+    assert pieces.restore(results, published, "wine") == 0
+    assert changed.stat().st_mtime == 1_000  # not the published content: left alone
+    assert json.loads(changed.read_text()) == {"records": ["computed here"]}

@@ -5,8 +5,9 @@ process still running when the session ends is killed. This runs `snakemake` on 
 record files at a time, the cheapest sets first (registry size n x d, then label), and after
 each puts every finished record file under `reports/<benchmark>/records` with its manifest
 (`dmlbench publish`), optionally committing it. Before it starts, record files already published
-are restored into `results/<benchmark>/`, so a rerun in a fresh clone skips them (`dmlbench run`
-skips a job whose record file is current) and only the rest is computed. A data set is done when
+are restored into `results/<benchmark>/` (again, for each data set, after its prepare step),
+so a rerun in a fresh clone skips them (`dmlbench run` skips a job whose record file is current
+and newer than its split file) and only the rest is computed. A data set is done when
 all its jobs are published; failed jobs (`--keep-going`) are retried by the next invocation.
 The config needs `datasets_per_job: 1`, so that one data set's jobs are steps of their own.
 
@@ -58,22 +59,26 @@ def published_path(results: Path, published: Path, record: str) -> Path:
     return (published / Path(record).relative_to(results)).with_suffix(".json.gz")
 
 
-def restore(results: Path, published: Path) -> int:
-    """Copy the published record files (decompressed) and arrays files that `results` lacks."""
+def restore(results: Path, published: Path, label: str = "*") -> int:
+    """Copy the published record files (decompressed) and arrays files of data set `label`
+    (default every one) that `results` lacks, and touch those it has with the published content:
+    a job's record file counts as current only when newer than its split file
+    (`dmlbench.run.job.is_current`), and a fresh clone's prepare step writes the split file after
+    an earlier restore. Returns the number of files copied."""
     restored = 0
-    for path in published.glob("runs/**/*"):
+    for path in published.glob(f"runs/{label}/**/*"):
         if not path.is_file():
             continue
         relative = path.relative_to(published)
-        target = results / (relative.with_suffix("") if path.name.endswith(".json.gz")
-                            else relative)
+        compressed = path.name.endswith(".json.gz")
+        target = results / (relative.with_suffix("") if compressed else relative)
+        content = gzip.decompress(path.read_bytes()) if compressed else path.read_bytes()
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            if path.name.endswith(".json.gz"):
-                target.write_bytes(gzip.decompress(path.read_bytes()))
-            else:
-                shutil.copyfile(path, target)
+            target.write_bytes(content)
             restored += 1
+        elif target.read_bytes() == content:
+            target.touch()
     return restored
 
 
@@ -105,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         if all(published_path(results, published, t).exists() for t in targets):
             continue
         start = time.time()
+        prepared = [plan.split_path(config, label),
+                    *plan.dataset_paths(config, cfg.dataset_name(config, label))]
+        subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--configfile",
+                        args.configfile, *args.extra, "--", *prepared], check=True)
+        restore(results, published, label)  # after the prepare step: newer than the split file
         done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
                                "--configfile", args.configfile, *args.extra, "--", *targets])
         print(f"{time.strftime('%H:%M:%S')} {label}: snakemake exit {done.returncode} after "
