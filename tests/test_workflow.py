@@ -91,7 +91,7 @@ def test_another_protocol_on_the_shared_cache_reruns_nothing_of_this_benchmark(s
                methods={"euclidean": None})
     (work / "config/other.yaml").write_text(yaml.safe_dump(cfg))
     result = snakemake(work, "--cores", "1", "--configfile", "config/other.yaml",
-                       "--until", "prepare_iris", env=env)
+                       "--until", "prepare_local", env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(list((work / "resources/splits/iris").glob("*.npz"))) == 2
     result = snakemake(work, "-n", "--configfile", "config/smoke.yaml", env=env)
