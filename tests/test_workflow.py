@@ -79,8 +79,8 @@ def test_changing_one_methods_params_reruns_only_its_jobs(smoke_run, tmp_path):
 
 def test_another_protocol_on_the_shared_cache_reruns_nothing_of_this_benchmark(smoke_run,
                                                                                tmp_path):
-    """A config that adds a split file of a cached data set reruns that data set's prepare
-    step, which touches the cached files: the smoke benchmark's steps stay done."""
+    """A config that adds a split file of a cached data set reruns its prepare step
+    (`prepare_local`), which touches the cached files: the smoke benchmark's steps stay done."""
     import shutil
 
     work = tmp_path / "work"
