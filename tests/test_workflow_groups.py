@@ -97,3 +97,18 @@ def test_a_failing_member_does_not_lose_the_records_of_the_others(tmp_path):
     assert not list((work / "results").rglob("*.kept"))
     dry = snakemake(work, *records, "-n", "--configfile", "config/groups.yaml", env=env)
     assert "Nothing to be done" in dry.stdout + dry.stderr
+
+    # another protocol of iris: prepare_local runs again and touches every split file, and the
+    # steps run again for the new jobs; the records there are kept as they are (Snakemake
+    # touches a step's outputs)
+    (work / "config/more.yaml").write_text(yaml.safe_dump({**CONFIG, "datasets": {
+        **CONFIG["datasets"], "iris-3": {"dataset": "iris",
+                                         "protocol": {"kind": "kfold", "folds": 3}}}}))
+    before = {path: (work / path).read_bytes() for path in records}  # timings differ if rerun
+    result = snakemake(work, *records, *[path.replace("/iris/", "/iris-3/") for path in records
+                                         if "/iris/" in path],
+                       "--cores", "1", "--configfile", "config/more.yaml", env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "prepare_local" in result.stdout + result.stderr
+    assert {path: (work / path).read_bytes() for path in records} == before
+    assert (work / "logs/groups/run/fast.log").read_text().count("is current, kept") == 6
