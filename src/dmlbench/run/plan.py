@@ -389,7 +389,7 @@ def prepare_steps(config: dict) -> list[PrepareStep]:
     `prepare_local`, for all those that need no download (embedded, generated, given by a
     file; each a fraction of the 1.7 s of CPU a process costs to start), and one
     `prepare_<name as a word>` per downloaded set (a download of its own, retried and reported
-    by itself). The rule names are unique."""
+    by itself), its log `logs/prepare/<name>.log`. The rule names and logs are unique."""
     local, downloaded = [], []
     for label in config["datasets"]:
         name = cfg.dataset_name(config, label)
@@ -403,7 +403,8 @@ def prepare_steps(config: dict) -> list[PrepareStep]:
         while rule in rules:  # names that differ only in characters _word replaces
             rule += "_"
         rules.add(rule)
-        out.append(PrepareStep(rule, rule.removeprefix("prepare_"), (name,)))
+        log = name if name != LOCAL_PREPARE else rule.removeprefix("prepare_")
+        out.append(PrepareStep(rule, log, (name,)))
     return out
 
 
