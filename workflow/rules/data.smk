@@ -14,9 +14,11 @@
 # jobs read them as `ancient` inputs and count them by their content (`run.job.is_current`):
 # only the jobs of a new or changed file run. Each file is written whole (by rename) or not at
 # all; a data set that fails does not stop the others, and the step's log names each failure.
-# The split arguments are a params function of the outputs: no rerun trigger (Snakemake ignores
-# params derived from outputs), since the split file's name already says its protocol, seed and
-# class filter (`dmlbench.run.plan.split_id`).
+# The data sets' names and the split arguments are params functions of the outputs: no rerun
+# trigger (Snakemake ignores params derived from outputs), since the outputs name the data sets,
+# and the split file's name says its protocol, seed and class filter
+# (`dmlbench.run.plan.split_id`); another config on the same cache prepares other data sets with
+# the same files, which must not rerun this config's step.
 
 for _step in dmlplan.prepare_steps(CFG):
 
@@ -28,7 +30,8 @@ for _step in dmlplan.prepare_steps(CFG):
             meta=[update(dmlplan.dataset_paths(CFG, name)[1]) for name in _step.names],
             splits=[update(path) for name in _step.names for path in dmlplan.split_files(CFG, name)],
         params:
-            names=list(_step.names),
+            names=lambda wildcards, output: [Path(path).name.removesuffix(".npz")
+                                             for path in output.npz],
             cache=lambda wildcards, output: str(Path(output.npz[0]).parents[1]),
             splits=lambda wildcards, output: json.dumps(split_arguments(output.splits),
                                                         sort_keys=True),
