@@ -230,6 +230,86 @@ def test_a_batch_is_one_methods_part_on_its_data_sets():
                      "itml_part1_iris", "itml_part1_wine"]
 
 
+def _grouped(**changes):
+    cfg = copy.deepcopy(BATCH_CFG)
+    cfg["methods"]["euclidean"] = {"job_group": "fast"}
+    cfg["methods"]["nca"]["job_group"] = "fast"
+    cfg.update(changes)
+    return plan.check(cfg)
+
+
+def test_methods_of_a_job_group_share_one_batch_per_part():
+    found = {b.name: [(j.dataset, j.method, j.splits) for j in b.jobs]
+             for b in plan.batches(_grouped())}
+    assert found == {"fast": [("iris", "euclidean", (0, 1)), ("iris", "nca", (0, 1)),
+                              ("wine", "euclidean", (0, 1)), ("wine", "nca", (0, 1))],
+                     "itml": [("iris", "itml", (0,)), ("wine", "itml", (0,))],
+                     "itml_part1": [("iris", "itml", (1,)), ("wine", "itml", (1,))]}
+    cfg = copy.deepcopy(BATCH_CFG)
+    for method in cfg["methods"]:
+        cfg["methods"][method] = {**(cfg["methods"][method] or {}), "job_group": "all3"}
+    found = {b.name: [(j.dataset, j.method) for j in b.jobs]
+             for b in plan.batches(plan.check(cfg))}
+    assert found == {"all3": [("iris", "euclidean"), ("iris", "nca"), ("iris", "itml"),
+                              ("wine", "euclidean"), ("wine", "nca"), ("wine", "itml")],
+                     "all3_part1": [("iris", "itml"), ("wine", "itml")]}
+    names = [b.name for b in plan.batches(_grouped(datasets_per_job=1))]
+    assert names == ["fast_iris", "fast_wine", "itml_iris", "itml_wine", "itml_part1_iris",
+                     "itml_part1_wine"]
+    off = _grouped(job_groups=False)  # e.g. on a cluster: every method on its own
+    assert [b.name for b in plan.batches(off)] == ["euclidean", "nca", "itml", "itml_part1"]
+    for cfg in (_grouped(), _grouped(datasets_per_job=1), off):
+        grouped = [j for b in plan.batches(cfg) for j in b.jobs]
+        assert len(grouped) == len(plan.jobs(cfg)) and set(grouped) == set(plan.jobs(cfg))
+
+
+@pytest.mark.parametrize("change, key, message", [
+    ({"nca": {"job_group": "itml"}}, "methods.nca.job_group",
+     "'itml' is the label of a method of this config"),
+    ({"nca": {"datasets_per_job": 1}}, "methods.nca.datasets_per_job",
+     "the methods of job_group 'fast' share their processes, so they need the same "
+     "datasets_per_job (euclidean: all, nca: 1)"),
+])
+def test_check_refuses_a_job_group_that_cannot_work(change, key, message):
+    cfg = copy.deepcopy(BATCH_CFG)
+    cfg["methods"]["euclidean"] = {"job_group": "fast"}
+    cfg["methods"]["nca"]["job_group"] = "fast"
+    for method, entry in change.items():
+        cfg["methods"][method].update(entry)
+    with pytest.raises(config.ConfigError) as err:
+        plan.check(cfg)
+    assert err.value.key == key and message in str(err.value)
+
+
+@pytest.mark.parametrize("entry, value", [("job_group", "2fast"), ("job_group", "fast-ones"),
+                                           ("job_group", 3), ("job_groups", "no")])
+def test_check_config_names_a_bad_job_group_value(tmp_path, capsys, entry, value):
+    from dmlbench import cli
+
+    cfg = copy.deepcopy(BATCH_CFG)
+    if entry == "job_group":
+        cfg["methods"]["euclidean"] = {"job_group": value}
+    else:
+        cfg[entry] = value
+    path = tmp_path / "bad.yaml"
+    path.write_text(json.dumps(cfg))
+    assert cli.main(["check-config", str(path)]) == 2
+    key = "methods.euclidean.job_group" if entry == "job_group" else "job_groups"
+    assert f"'{key}'" in capsys.readouterr().err
+
+
+def test_the_default_config_runs_its_fast_methods_in_one_process():
+    """config/config.yaml: the twelve fast methods share one process (job_group fast); the five
+    slow ones have one each, which `--cores 2` runs side by side."""
+    cfg = plan.check(config.load(Path(__file__).parents[1] / "config/config.yaml"))
+    found = {b.name: sorted({j.method for j in b.jobs}) for b in plan.batches(cfg)}
+    slow = ["lmnn", "itml", "mmc", "dml_eig", "boostmdm_g"]
+    assert sorted(found) == sorted(["fast", *slow])
+    assert all(found[name] == [name] for name in slow)
+    assert len(found["fast"]) == 12
+    assert [step.rule for step in plan.prepare_steps(cfg)] == ["prepare_local"]
+
+
 def test_batch_resources_take_the_most_memory_and_the_sum_of_the_time_limits():
     cfg = copy.deepcopy(BATCH_CFG)
     cfg["methods"]["euclidean"] = {"mem_mb": 3000, "runtime": 7, "threads": 2}
@@ -256,12 +336,6 @@ def _batch(tmp_path, cfg=None, method="nca") -> list[dict]:
              "out": str(tmp_path / "runs" / j.dataset / "part0.json")} for j in batch.jobs]
 
 
-def _stale_split_file(entry):
-    """The split file made again after the record file (Snakemake would rerun such a job)."""
-    earlier = Path(entry["job"]["split_file"]).stat().st_mtime - 60
-    os.utime(entry["out"], (earlier, earlier))
-
-
 def _cut_short(entry):
     path = Path(entry["out"])
     path.write_text(path.read_text()[:500])
@@ -272,7 +346,7 @@ def _changed_arrays(entry):
     arrays.write_bytes(arrays.read_bytes() + b"\0")
 
 
-@pytest.mark.parametrize("change", [_stale_split_file, _cut_short, _changed_arrays])
+@pytest.mark.parametrize("change", [_cut_short, _changed_arrays])
 def test_a_batch_keeps_current_record_files_and_recomputes_the_others(tmp_path, change):
     batch = _batch(tmp_path)
     assert job.run_batch(batch, progress=False) == batch
@@ -306,18 +380,62 @@ def test_a_record_file_of_other_settings_or_splits_is_not_current(tmp_path):
     assert not job.is_current(batch[0]["job"], batch[0]["out"])
 
 
-def test_a_record_file_stays_current_when_the_data_set_files_are_touched(tmp_path):
-    """Every prepare step on a shared cache touches the data set's files (Snakemake touches a
-    step's outputs), e.g. another config's that only adds a split file: the data set counts by
-    its sha256, the split file by its time."""
+def test_a_record_file_stays_current_when_the_data_set_and_split_files_are_touched(tmp_path):
+    """A prepare step touches all its outputs whenever it runs (Snakemake touches a step's
+    outputs), e.g. `prepare_local` when the config adds a data set, or another config's that
+    only adds a split file: the data set counts by its sha256, the split file by what it was
+    made from (protocol, seed, data set), not their times."""
     batch = _batch(tmp_path)
     job.run_batch(batch, progress=False)
     later = Path(batch[0]["out"]).stat().st_mtime + 60
-    for path in (tmp_path / "cache/datasets").iterdir():
+    for path in [*(tmp_path / "cache/datasets").iterdir(), batch[0]["job"]["split_file"]]:
         os.utime(path, (later, later))
     assert all(job.is_current(e["job"], e["out"]) for e in batch)
-    os.utime(batch[0]["job"]["split_file"], (later, later))
-    assert not job.is_current(batch[0]["job"], batch[0]["out"])
+    spec = batch[0]["job"]
+    ds = data.load("iris", tmp_path / "cache")
+    protocols.save_splits(spec["split_file"], protocols.make_splits(ds.y, spec["protocol"], 0),
+                          spec["protocol"], 0, ds.meta["sha256"])  # made again: the same
+    assert job.is_current(spec, batch[0]["out"])
+    protocols.save_splits(spec["split_file"], protocols.make_splits(ds.y, spec["protocol"], 1),
+                          spec["protocol"], 1, ds.meta["sha256"])  # another seed's splits
+    assert not job.is_current(spec, batch[0]["out"])
+    assert job.is_current(batch[1]["job"], batch[1]["out"])  # wine's split file is its own
+    Path(spec["split_file"]).write_bytes(b"not a split file")
+    assert not job.is_current(spec, batch[0]["out"])
+
+
+def test_a_failing_job_does_not_lose_the_records_of_the_others(tmp_path, monkeypatch):
+    """The jobs after a failing one still run; Snakemake removes the record files of a failed
+    step, so the next run takes back the copies kept aside and computes only the failed job."""
+    batch = _batch(tmp_path)
+    real_run = job.run
+
+    def failing_on_iris(spec, **kwargs):
+        if spec["dataset"]["label"] == "iris":
+            raise np.linalg.LinAlgError("Singular matrix")
+        return real_run(spec, **kwargs)
+
+    monkeypatch.setattr(job, "run", failing_on_iris)
+    with pytest.raises(job.BatchError, match=r"1 of 2 jobs failed: iris / nca \(LinAlgError: "
+                                             r"Singular matrix\); the other 1 record files"):
+        job.run_batch(batch, progress=False)
+    iris, wine = batch
+    assert not Path(iris["out"]).exists() and job.is_current(wine["job"], wine["out"])
+    kept = job.kept_path(wine["out"])
+    assert kept.read_bytes() == Path(wine["out"]).read_bytes()
+    Path(wine["out"]).unlink()  # what Snakemake does with the outputs of a failed step
+    monkeypatch.setattr(job, "run", real_run)
+    assert job.run_batch(batch, progress=False) == [iris]  # wine's record taken back
+    assert not kept.exists() and all(job.is_current(e["job"], e["out"]) for e in batch)
+
+
+def test_a_kept_copy_that_is_not_current_is_computed_again(tmp_path):
+    batch = _batch(tmp_path)
+    kept = job.kept_path(batch[0]["out"])
+    kept.parent.mkdir(parents=True)
+    kept.write_text("{}")
+    assert job.run_batch(batch, progress=False) == batch
+    assert not kept.exists()
 
 
 def test_run_takes_either_a_job_or_a_batch(capsys):

@@ -79,8 +79,8 @@ def test_changing_one_methods_params_reruns_only_its_jobs(smoke_run, tmp_path):
 
 def test_another_protocol_on_the_shared_cache_reruns_nothing_of_this_benchmark(smoke_run,
                                                                                tmp_path):
-    """A config that adds a split file of a cached data set reruns that data set's prepare
-    step, which touches the cached files: the smoke benchmark's steps stay done."""
+    """A config that adds a split file of a cached data set reruns its prepare step
+    (`prepare_local`), which touches the cached files: the smoke benchmark's steps stay done."""
     import shutil
 
     work = tmp_path / "work"
@@ -91,7 +91,7 @@ def test_another_protocol_on_the_shared_cache_reruns_nothing_of_this_benchmark(s
                methods={"euclidean": None})
     (work / "config/other.yaml").write_text(yaml.safe_dump(cfg))
     result = snakemake(work, "--cores", "1", "--configfile", "config/other.yaml",
-                       "--until", "prepare_iris", env=env)
+                       "--until", "prepare_local", env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(list((work / "resources/splits/iris").glob("*.npz"))) == 2
     result = snakemake(work, "-n", "--configfile", "config/smoke.yaml", env=env)

@@ -6,7 +6,7 @@ that turns any of them into a scikit-learn classifier::
     from dmlbench import RMVEM, MoveLabeled, NCA, BoostMDMG, MetricKNeighborsClassifier
 
 The names resolve on first use (PEP 562 `__getattr__`): `import dmlbench` (and every
-`dmlbench` command, one process per workflow job) loads none of the methods.
+`dmlbench` command, one process per workflow step) loads none of the methods.
 """
 
 import importlib

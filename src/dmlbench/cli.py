@@ -5,7 +5,7 @@
     dmlbench check-config FILE        validate a config (schema + names + parameters)
     dmlbench dataset NAME...          build and cache data sets (downloads: --mirror, --offline)
     dmlbench split NAME ...           make and save one data set's splits
-    dmlbench prepare NAME --splits J  both: one data set and its split files (the workflow)
+    dmlbench prepare NAME...          both: data sets and their split files (the workflow)
     dmlbench run --job JSON           run one job, write its record file (--batch: several)
     dmlbench study KIND --job JSON    run one job of a side study (e.g. mvce_validation)
     dmlbench ingest FILE...           import record files (and study documents) into MLflow
@@ -159,19 +159,48 @@ def _split(args) -> None:
 
 
 def _prepare(args) -> None:
+    """Each data set of `args.names` and its split files (`--splits`; an entry names its data
+    set by `dataset`, which may be left out when there is one name). A split file that exists
+    and was made with the same protocol and seed from the cached data set as it is is kept as
+    it is (`protocols.is_split_file_of`): the workflow's prepare step touches its outputs, and
+    the jobs count a split file by its content. A data set that fails does not stop the others;
+    the error lists every one that failed."""
     files = json.loads(args.splits)
     if not isinstance(files, dict):
         raise ValueError("--splits must be a JSON object {split file: {protocol, seed, "
-                         f"drop_classes_below}}, got {args.splits[:200]}")
+                         f"drop_classes_below, dataset}}, got {args.splits[:200]}")
+    names = list(dict.fromkeys(args.names))
+    by_name: dict[str, dict] = {name: {} for name in names}
     for out, entry in files.items():
-        unknown = set(entry) - {"protocol", "seed", "drop_classes_below"}
+        unknown = set(entry) - {"protocol", "seed", "drop_classes_below", "dataset"}
         if unknown or "protocol" not in entry:
             raise ValueError(f"--splits entry of {out} needs 'protocol' (and may give 'seed', "
-                             f"'drop_classes_below'); unknown keys: {sorted(unknown)}")
-    ds = _ensure(args.name, args)
-    for out, entry in files.items():
-        _write_splits(ds, out, entry["protocol"], int(entry.get("seed", 0)),
-                      int(entry.get("drop_classes_below", 0)))
+                             f"'drop_classes_below', 'dataset'); unknown keys: {sorted(unknown)}")
+        name = entry.get("dataset", names[0] if len(names) == 1 else None)
+        if name not in by_name:
+            raise ValueError(f"--splits entry of {out}: " + (
+                f"'dataset' must be one of the names given ({', '.join(names)}), not '{name}'"
+                if name is not None else "give its 'dataset' (several names are given)"))
+        by_name[name][out] = entry
+    failed = []
+    for name, entries in by_name.items():
+        try:
+            ds = _ensure(name, args)
+            for out, entry in entries.items():
+                protocol, seed = entry["protocol"], int(entry.get("seed", 0))
+                if protocols.is_split_file_of(out, protocol, seed, ds.meta["sha256"]):
+                    print(f"{ds.name}: {out} is current, kept")
+                    continue
+                _write_splits(ds, out, protocol, seed, int(entry.get("drop_classes_below", 0)))
+        except (ValueError, KeyError, FileNotFoundError, IndexError, DownloadError) as err:
+            if len(names) == 1:
+                raise
+            message = err.args[0] if isinstance(err, KeyError) and err.args else err
+            print(f"dmlbench prepare: error: {name}: {message}", file=sys.stderr)
+            failed.append(f"{name} ({message})")
+    if failed:
+        raise ValueError(f"{len(failed)} of {len(names)} data sets failed: {'; '.join(failed)}"
+                         f"; the others were prepared")
 
 
 def _run(args) -> None:
@@ -327,12 +356,14 @@ def parser() -> argparse.ArgumentParser:
     _dataset_options(s)
     s.set_defaults(func=_dataset)
 
-    s = sub.add_parser("prepare", help="build and cache one data set (downloading it if needed) "
-                                       "and write its split files (the workflow's prepare steps)")
-    s.add_argument("name")
+    s = sub.add_parser("prepare", help="build and cache data sets (downloading them if needed) "
+                                       "and write their split files (the workflow's prepare "
+                                       "steps)")
+    s.add_argument("names", nargs="+", metavar="name")
     s.add_argument("--splits", default="{}",
                    help="the split files to write, as JSON {file: {\"protocol\": {...}, "
-                        "\"seed\": 0, \"drop_classes_below\": 0}}")
+                        "\"seed\": 0, \"drop_classes_below\": 0, \"dataset\": name}}; "
+                        "\"dataset\" may be left out when one name is given")
     _dataset_options(s)
     s.set_defaults(func=_prepare)
 
@@ -418,7 +449,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         args.func(args)
-    except (ValueError, KeyError, FileNotFoundError, IndexError, DownloadError) as err:
+    except (ValueError, KeyError, FileNotFoundError, IndexError, DownloadError,
+            job.BatchError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"dmlbench {args.command}: error: {message}", file=sys.stderr)
         return 2

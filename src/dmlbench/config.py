@@ -231,6 +231,14 @@ def datasets_per_job(config: dict, label: str) -> int | None:
     return config["methods"][label].get("datasets_per_job", config.get("datasets_per_job"))
 
 
+def job_group(config: dict, label: str) -> str | None:
+    """The `job_group` of method `label` (None: a process of its own), unless the config's
+    `job_groups` is false (every method on its own, e.g. on a cluster)."""
+    if not config.get("job_groups", True):
+        return None
+    return config["methods"][label].get("job_group")
+
+
 def max_splits(config: dict, label: str, dataset: str, n: int) -> int:
     """The splits a method entry runs on a data set of n splits (`max_splits`: a number for
     every data set, or a mapping from data-set labels to numbers)."""

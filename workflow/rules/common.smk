@@ -65,8 +65,9 @@ wildcard_constraints:
     study="|".join(sorted({kind for kind, _ in STUDY_JOBS})) or "no-study",
 
 
-#: {split file: its protocol, seed and class filter} of every split file of the config
-SPLIT_FILES = {path: arguments for _, name in dmlplan.prepare_steps(CFG)
+#: {split file: its data set, protocol, seed and class filter} of every split file of the config
+SPLIT_FILES = {path: {**arguments, "dataset": name} for step in dmlplan.prepare_steps(CFG)
+               for name in step.names
                for path, arguments in dmlplan.split_files(CFG, name).items()}
 
 
@@ -82,15 +83,17 @@ def dataset_files(label):
 
 
 def batch_inputs(batch):
-    """The cached data sets and split files the jobs of a batch read. The data set's files
-    are `ancient`: their times do not rerun the batch, since every prepare step of any config
-    on this cache touches them (Snakemake touches a step's outputs), e.g. one that only adds a
-    split file of another protocol. A data set built again (its files missing) comes with
-    new split files, which do rerun the batch; and `dmlbench run --batch` compares each
-    record with the data set's sha256 (`run.job.is_current`)."""
+    """The cached data sets and split files the jobs of a batch read, all `ancient`: their
+    times do not rerun the batch, since a prepare step touches all its outputs whenever it
+    runs (Snakemake touches a step's outputs), e.g. `prepare_local` when the config adds a data
+    set, or another config on this cache a split file. A missing split file (a new data set or
+    protocol, or a cache deleted) does rerun the batch; `dmlbench run --batch` then computes
+    only the jobs whose records are not current, which it tells by content: the records'
+    identity, the data set's sha256 and the split file's protocol, seed and data set
+    (`run.job.is_current`)."""
     labels = dict.fromkeys(job.dataset for job in batch.jobs)
-    return [path for label in labels for path in
-            [*map(ancient, dataset_files(label).values()), dmlplan.split_path(CFG, label)]]
+    return [ancient(path) for label in labels for path in
+            [*dataset_files(label).values(), dmlplan.split_path(CFG, label)]]
 
 
 def batch_argument(batch):

@@ -1,9 +1,11 @@
-# One step per batch of jobs (dmlbench.run.plan.batches: one method on `datasets_per_job` of its
-# data sets, default all, for one batch of splits), in one process: for each job and each of its
-# splits, preprocess (fit on the training part), fit, evaluate; one record file per job. The
-# record files are `update` outputs: Snakemake keeps them when it reruns the step (a job of it
-# changed, or a record file is missing), and `dmlbench run --batch` skips every job whose record
-# file is current, so only the changed jobs are computed again.
+# One step per batch of jobs (dmlbench.run.plan.batches: one method, or the methods sharing a
+# `job_group`, on `datasets_per_job` of their data sets, default all, for one batch of splits),
+# in one process: for each job and each of its splits, preprocess (fit on the training part),
+# fit, evaluate; one record file per job. The record files are `update` outputs: Snakemake
+# keeps them when it reruns the step (a job of it changed, or a record file is missing), and
+# `dmlbench run --batch` skips every job whose record file is current, so only the changed jobs
+# are computed again. A job that fails does not stop the others; the step fails once all had
+# their turn, and the next run takes back the records the failed step wrote (`run.job.run_batch`).
 
 for _batch in BATCHES:
 

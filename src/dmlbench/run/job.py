@@ -4,7 +4,9 @@ fit -> evaluate -> result record. Records are the source of truth; MLflow only i
 from __future__ import annotations
 
 import hashlib
+import shutil
 import sys
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -232,23 +234,62 @@ def run(spec: dict, threads: int = 1, progress: bool = True,
     return out
 
 
+class BatchError(RuntimeError):
+    """Jobs of a batch failed (each one's traceback went to stderr); the others' record files
+    are written."""
+
+
 def run_batch(batch: list[dict], threads: int = 1, progress: bool = True) -> list[dict]:
     """Run the jobs of a batch (`dmlbench.run.plan.batches`) one after the other in this
     process, each entry {"job": job spec, "out": its record file}, writing each record file as
     soon as its job ends. A job whose record file is current (`is_current`) is skipped: the
     workflow reruns a batch when one of its jobs changed, or its record file is missing, and
     leaves the record files of the others in place (Snakemake's `update` outputs). Returns the
-    entries run (the others were current)."""
-    ran = []
+    entries run (the others were current).
+
+    A job that fails does not stop the others: its traceback goes to stderr, and once every
+    job has had its turn `BatchError` names the failed ones. Snakemake then removes the record
+    files the failed step wrote, so each finished one is copied aside first (`kept_path`); the
+    next run of the batch takes such a copy back when it is current, instead of computing the
+    job again."""
+    ran, failed, finished = [], [], []
     for entry in batch:
         spec, out = entry["job"], entry["out"]
+        kept = kept_path(out)
         if is_current(spec, out):
             print(f"{_label(spec)}: {out} is current, kept", file=sys.stderr)
+            kept.unlink(missing_ok=True)
             continue
+        if kept.exists():
+            if is_current(spec, kept):
+                kept.replace(out)
+                print(f"{_label(spec)}: {out} taken back from the run that failed",
+                      file=sys.stderr)
+                continue
+            kept.unlink()
         check_writable(out)
-        records.write(out, run(spec, threads=threads, progress=progress, record_path=out))
+        try:
+            split_records = run(spec, threads=threads, progress=progress, record_path=out)
+        except Exception as err:  # any failure of a method: the other jobs still run
+            traceback.print_exc()
+            failed.append(f"{_label(spec)} ({type(err).__name__}: {err})")
+            continue
+        records.write(out, split_records)
+        finished.append(out)
         ran.append(entry)
+    if failed:
+        for out in finished:
+            shutil.copy2(out, kept_path(out))
+        raise BatchError(f"{len(failed)} of {len(batch)} jobs failed: {'; '.join(failed)}; "
+                         f"the other {len(batch) - len(failed)} record files are written")
     return ran
+
+
+def kept_path(out: str | Path) -> Path:
+    """Where `run_batch` keeps a copy of record file `out` when another job of its batch failed
+    (`.<name>.kept` beside it, so that its arrays files resolve as from `out`)."""
+    out = Path(out)
+    return out.with_name(f".{out.name}.kept")
 
 
 def _label(spec: dict) -> str:
@@ -259,18 +300,19 @@ def is_current(spec: dict, path: str | Path) -> bool:
     """Whether record file `path` holds the results of job `spec` as a run now would give them
     (up to timings): it is readable and valid, its records have the spec's identity
     (`parent_key`) and exactly its splits, were computed on the cached data set as it is (its
-    sha256), their arrays files are intact, and it is newer than the split file the job reads
-    (Snakemake's rule for rerunning a job whose inputs changed). The data set's files count by
-    their sha256, not their time: every prepare step on the cache touches them (the
-    workflow's `ancient` inputs)."""
+    sha256), their arrays files are intact, and the split file the job reads holds the splits
+    of the spec's protocol and seed of that data set (`protocols.is_split_file_of`). Neither
+    the data set's files nor the split file count by their time: the workflow's prepare steps
+    touch them (Snakemake touches a step's outputs) whenever they run, e.g. for a split file
+    another data set or config adds; they are the workflow's `ancient` inputs."""
     path = Path(path)
     meta = data.cache.paths(spec["dataset"]["name"], spec["cache"])[1]
     try:
-        if Path(spec["split_file"]).stat().st_mtime > path.stat().st_mtime:
-            return False
         split_records = records.read(path)
         sha256 = read_json(meta)["sha256"]
     except (OSError, ValueError):
+        return False
+    if not protocols.is_split_file_of(spec["split_file"], spec["protocol"], spec["seed"], sha256):
         return False
     if sorted(r["split"]["index"] for r in split_records) != sorted(spec["splits"]):
         return False

@@ -75,6 +75,7 @@ def check(config: dict, config_files=()) -> dict:
         for ds in labels:
             if ds not in config["datasets"]:
                 raise ConfigError(key, f"'{ds}' is not a data-set label of this config")
+    check_job_groups(config)
     check_data_limits(config)
     return config
 
@@ -210,35 +211,67 @@ def jobs(config: dict) -> list[Job]:
 
 @dataclass(frozen=True)
 class Batch:
-    """The jobs one workflow step runs in one process, one after the other: one method's jobs
-    of the same `part` on `datasets_per_job` of its data sets (default all). A process costs
-    seconds of CPU before its first job (Python, scikit-learn, and the method's own libraries),
-    about as much as a whole job on a small data set; each job still writes its own record
-    file, and `dmlbench run --batch` skips a job whose record file is current
-    (`run.job.is_current`), so changing one data set's or method's settings recomputes only its
-    records. `name` is unique within the config, a word: the step's rule is `run_<name>`."""
+    """The jobs one workflow step runs in one process, one after the other: the jobs of the
+    same `part` of one method, or of the methods sharing a `job_group`, on `datasets_per_job`
+    of their data sets (default all). A process costs about 2 s of CPU before its first job
+    (Python, NumPy, SciPy, scikit-learn, and the method's own libraries), more than a whole job
+    of a fast method on a small data set; each job still writes its own record file, and
+    `dmlbench run --batch` skips a job whose record file is current (`run.job.is_current`), so
+    changing one data set's or method's settings recomputes only its records. `name` is unique
+    within the config, a word: the method label, or the group's name (`run_<name>` is the
+    step's rule, `logs/<benchmark>/run/<name>.log` its log), with `_part<part>` for a later
+    batch of splits and `_<first data set>` when `datasets_per_job` splits the data sets."""
 
     name: str
     jobs: tuple[Job, ...]
 
 
+def check_job_groups(config: dict) -> None:
+    """A `job_group` names its batches' steps (`run_<group>`), so it may not be a method label
+    of the config (whose steps are `run_<label>`); its methods share processes, so they need
+    the same `datasets_per_job`."""
+    members: dict[str, list[str]] = {}
+    for label in config["methods"]:
+        group = cfg.job_group(config, label)
+        if group is None:
+            continue
+        if group in config["methods"]:
+            raise ConfigError(f"methods.{label}.job_group",
+                              f"'{group}' is the label of a method of this config; a group of "
+                              "methods sharing processes needs a name of its own")
+        members.setdefault(group, []).append(label)
+    for group, labels in members.items():
+        sizes = {label: cfg.datasets_per_job(config, label) for label in labels}
+        if len(set(sizes.values())) > 1:
+            odd = next(label for label in labels if sizes[label] != sizes[labels[0]])
+            shown = ", ".join(f"{label}: {sizes[label] or 'all'}" for label in labels)
+            raise ConfigError(f"methods.{odd}.datasets_per_job",
+                              f"the methods of job_group '{group}' share their processes, so "
+                              f"they need the same datasets_per_job ({shown})")
+
+
 def batches(config: dict) -> list[Batch]:
-    """The `Batch`es of the benchmark: every job of `jobs`, in that order within a batch."""
-    groups: dict[tuple[str, int], list[Job]] = {}
+    """The `Batch`es of the benchmark: the jobs of `jobs` grouped by (method or its
+    `job_group`, part), each group's data sets cut into runs of `datasets_per_job`; within a
+    batch the jobs keep the order of `jobs` (data set by data set)."""
+    groups: dict[tuple[tuple[str, str], int], list[Job]] = {}
     for job in jobs(config):
-        groups.setdefault((job.method, job.part), []).append(job)
+        group = cfg.job_group(config, job.method)
+        key = ("group", group) if group is not None else ("method", job.method)
+        groups.setdefault((key, job.part), []).append(job)
     out, names = [], set()
-    for (method, part), members in groups.items():
-        size = cfg.datasets_per_job(config, method) or len(members)
-        for start in range(0, len(members), size):
-            chunk = tuple(members[start:start + size])
-            name = _word(method) + (f"_part{part}" if part else "")
-            if size < len(members):
-                name += f"_{_word(chunk[0].dataset)}"
+    for ((_, group), part), members in groups.items():
+        labels = list(dict.fromkeys(job.dataset for job in members))
+        size = cfg.datasets_per_job(config, members[0].method) or len(labels)
+        for start in range(0, len(labels), size):
+            chunk = set(labels[start:start + size])
+            name = _word(group) + (f"_part{part}" if part else "")
+            if size < len(labels):
+                name += f"_{_word(labels[start])}"
             while name in names:  # labels that differ only in characters _word replaces
                 name += "_"
             names.add(name)
-            out.append(Batch(name, chunk))
+            out.append(Batch(name, tuple(job for job in members if job.dataset in chunk)))
     return out
 
 
@@ -336,17 +369,42 @@ def dataset_paths(config: dict, name: str) -> tuple[str, str]:
     return f"{base}.npz", f"{base}.json"
 
 
-def prepare_steps(config: dict) -> list[tuple[str, str]]:
-    """(rule name, cache name) of each of the workflow's prepare steps: one per cache name of
-    the config's data sets, in order (a data set given by a file has its cache name as
-    `dataset` once `check`ed). The rule name is `prepare_<name as a word>`, unique."""
-    out, names = [], set()
-    for name in dict.fromkeys(cfg.dataset_name(config, label) for label in config["datasets"]):
+@dataclass(frozen=True)
+class PrepareStep:
+    """One prepare step of the workflow (rule `rule`, log `logs/prepare/<log>.log`): data sets
+    (cache names) built into the cache with their split files in one process."""
+
+    rule: str
+    log: str
+    names: tuple[str, ...]
+
+
+#: the rule and log of the prepare step of every data set that needs no download
+LOCAL_PREPARE = "local"
+
+
+def prepare_steps(config: dict) -> list[PrepareStep]:
+    """The workflow's prepare steps, for the cache names of the config's data sets, in order (a
+    data set given by a file has its cache name as `dataset` once `check`ed): one step,
+    `prepare_local`, for all those that need no download (embedded, generated, given by a
+    file; each a fraction of the 1.7 s of CPU a process costs to start), and one
+    `prepare_<name as a word>` per downloaded set (a download of its own, retried and reported
+    by itself), its log `logs/prepare/<name>.log`. The rule names and logs are unique."""
+    local, downloaded = [], []
+    for label in config["datasets"]:
+        name = cfg.dataset_name(config, label)
+        if name not in local and name not in downloaded:
+            (downloaded if dataset_spec(config, label).downloads else local).append(name)
+    out, rules = [], {f"prepare_{LOCAL_PREPARE}"} if local else set()
+    if local:
+        out.append(PrepareStep(f"prepare_{LOCAL_PREPARE}", LOCAL_PREPARE, tuple(local)))
+    for name in downloaded:
         rule = f"prepare_{_word(name)}"
-        while rule in names:  # names that differ only in characters _word replaces
+        while rule in rules:  # names that differ only in characters _word replaces
             rule += "_"
-        names.add(rule)
-        out.append((rule, name))
+        rules.add(rule)
+        log = name if name != LOCAL_PREPARE else rule.removeprefix("prepare_")
+        out.append(PrepareStep(rule, log, (name,)))
     return out
 
 
@@ -365,11 +423,18 @@ def split_files(config: dict, name: str) -> dict[str, dict]:
 
 
 def dataset_resources(config: dict, name: str) -> dict:
-    """{mem_mb, runtime} of the rule that builds data set `name` (registered, or the cache
-    name of a data set given by a file)."""
+    """{mem_mb, runtime} of building data set `name` (registered, or the cache name of a data
+    set given by a file)."""
     labels = [label for label in config["datasets"] if cfg.dataset_name(config, label) == name]
     spec = dataset_spec(config, labels[0]) if labels else None
     return resources.for_dataset(name, spec)
+
+
+def prepare_resources(config: dict, step: PrepareStep) -> dict:
+    """{mem_mb, runtime} of a prepare step: the most memory any of its data sets needs, and the
+    sum of their time limits (they are built one after the other)."""
+    each = [dataset_resources(config, name) for name in step.names]
+    return {"mem_mb": max(r["mem_mb"] for r in each), "runtime": sum(r["runtime"] for r in each)}
 
 
 def job_resources(config: dict, job: Job) -> dict:

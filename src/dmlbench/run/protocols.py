@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import os
+import zipfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -235,6 +236,19 @@ def load_split(path, index: int) -> tuple[Split, dict]:
     if f"train_{index}" not in npz.files:
         raise IndexError(f"{path} has {info['n_splits']} splits; split {index} does not exist")
     return Split(index, npz[f"train_{index}"], npz[f"test_{index}"]), dict(info)
+
+
+def is_split_file_of(path, protocol: dict, seed: int, dataset_sha256: str) -> bool:
+    """Whether `path` is a readable split file made with this protocol and seed from the data
+    set of this sha256: the splits `make_splits` gives them (its name says the class filter,
+    `dmlbench.run.plan.split_id`). Neither prepare nor the jobs go by its time: the workflow
+    touches every split file of a config whenever its prepare step runs."""
+    try:
+        _, info = _open_split_file(*_file_identity(path))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return False
+    return (info.get("protocol") == protocol and info.get("seed") == seed
+            and info.get("dataset_sha256") == dataset_sha256)
 
 
 def _file_identity(path) -> tuple[str, int, int, int]:
