@@ -217,3 +217,43 @@ def test_no_comparison_without_fold_level_accuracies(tmp_path):
 
     parents, _ = fold_runs({"euclidean": 0.0, "lda": 0.05})
     assert section.section(Context(parents, pd.DataFrame(), tmp_path, 10, [3])) is None
+
+
+def test_a_comparison_whose_chains_disagree_is_sampled_again_and_decided_only_by_every_chain(
+        monkeypatch):
+    """R-hat above RHAT_LIMIT: the pair is sampled again with RESAMPLE; still above it, the
+    verdict stands only if every chain alone reaches it (a chain that has not mixed must not
+    decide), else "undecided"."""
+    from dmlbench.report import hierarchical
+
+    rng = np.random.default_rng(0)
+    pairs = {("lda", "euclidean"): {"datasets": ["d0", "d1", "d2"],
+                                    "a": [rng.uniform(0.8, 0.9, 5) for _ in range(3)],
+                                    "b": [rng.uniform(0.7, 0.8, 5) for _ in range(3)],
+                                    "rho": [0.2] * 3}}
+    chains, per_chain = hierarchical.RESAMPLE["chains"], 100
+    better = np.tile([0.9, 0.05, 0.05], (per_chain, 1))
+    rope = np.tile([0.05, 0.9, 0.05], (per_chain, 1))
+    calls = []
+
+    def sampler(pairs_, rope_width, *, rho, random_state, chains=4, n_samples=20_000,
+                warmup=300):
+        calls.append((chains, n_samples, warmup))
+        if len(calls) == 1:
+            return [h.HierarchicalComparison(0.99, 0.01, 0.0, None, None, None, None, 1.3)]
+        samples = np.concatenate(second)  # chain after chain
+        p = np.bincount(np.argmax(samples, axis=1), minlength=3) / len(samples)
+        return [h.HierarchicalComparison(*p, samples, None, None, None, second_rhat)]
+
+    monkeypatch.setattr(hierarchical, "hierarchical_tests", sampler)
+    every_chain_better = [better] * chains
+    # pooled P(better) (7 x 100 + 70) / 800 = 0.96, but the last chain alone 0.7
+    one_chain_in_the_rope = [better] * (chains - 1) + [np.concatenate([better[:70], rope[:30]])]
+    for second, second_rhat, expected in ((every_chain_better, 1.001, "better"),
+                                          (every_chain_better, 1.05, "better"),
+                                          (one_chain_in_the_rope, 1.05, "undecided")):
+        calls.clear()
+        row = hierarchical.compare(pairs, 0.01, 1).iloc[0]
+        assert calls[1] == (chains, hierarchical.RESAMPLE["n_samples"],
+                            hierarchical.RESAMPLE["warmup"])
+        assert (row["R-hat"], row["verdict"]) == (second_rhat, expected)

@@ -29,6 +29,12 @@ from .base import Context, save_figure
 from .palette import BLUE, VERMILLION
 
 MIN_DATASETS = 2
+#: a comparison whose chains disagree by more than this split R-hat (Vehtari, Gelman, Simpson,
+#: Carpenter & Buerkner 2021 advise 1.01) is sampled again with `RESAMPLE`; one still above it
+#: keeps its verdict only if each chain alone reaches the same one, else it is "undecided"
+RHAT_LIMIT = 1.01
+#: the second sampling: 8 chains of 10 000 kept draws after 1 000 warm-up iterations each
+RESAMPLE = {"chains": 8, "n_samples": 80_000, "warmup": 1_000}
 #: the three outcomes in the figure's order, with their colours
 OUTCOMES = (("P(better)", BLUE), ("P(rope)", "#BBBBBB"), ("P(worse)", VERMILLION))
 
@@ -84,7 +90,8 @@ def paired_folds(folds: pd.DataFrame, method: str, against: str) -> dict | None:
 def compare(pairs: dict[tuple[str, str], dict], rope: float, k: int) -> pd.DataFrame:
     """One row per (method, against) of `pairs` ({(method, against): `paired_folds`}): the
     posterior probabilities that the method is practically better, equivalent, worse, the
-    verdict, the data sets and folds used, the mean difference and the chains' R-hat. A pair
+    verdict, the data sets and folds used, the mean difference and the chains' R-hat (a pair
+    whose R-hat exceeds `RHAT_LIMIT` is sampled again, longer: `RESAMPLE`). A pair
     whose mirror (against, method) is also asked for (the reference against the best-ranked
     method, which is compared with the reference) is not sampled again: the model is symmetric
     in A and B (the differences change sign, the priors are symmetric), so its posterior is
@@ -100,20 +107,39 @@ def compare(pairs: dict[tuple[str, str], dict], rope: float, k: int) -> pd.DataF
             rho=[pairs[key]["rho"] for key in keys],
             random_state=zlib.crc32(f"hierarchical|{k}|{size}".encode()))
         for key, result in zip(keys, results):
-            sampled[key] = (result.p_a, result.p_rope, result.p_b, result.rhat)
+            sampled[key] = (result.p_a, result.p_rope, result.p_b, result.rhat, True)
+    for key in [key for key, result in sampled.items() if result[3] > RHAT_LIMIT]:
+        pair = pairs[key]
+        result = hierarchical_tests(
+            [(pair["a"], pair["b"])], rope, rho=[pair["rho"]], **RESAMPLE,
+            random_state=zlib.crc32(f"hierarchical|{k}|{key[0]}|{key[1]}".encode()))[0]
+        sampled[key] = (result.p_a, result.p_rope, result.p_b, result.rhat,
+                        result.rhat <= RHAT_LIMIT or _chains_agree(result, RESAMPLE["chains"]))
     rows = []
     for (method, against), pair in pairs.items():
         if (method, against) in sampled:
-            p_better, p_rope, p_worse, rhat = sampled[(method, against)]
+            p_better, p_rope, p_worse, rhat, decided = sampled[(method, against)]
         else:
-            p_worse, p_rope, p_better, rhat = sampled[(against, method)]
+            p_worse, p_rope, p_better, rhat, decided = sampled[(against, method)]
         difference = np.mean([np.mean(a - b) for a, b in zip(pair["a"], pair["b"])])
         rows.append({"method": method, "against": against, "P(better)": p_better,
                      "P(rope)": p_rope, "P(worse)": p_worse,
-                     "verdict": verdict(p_better, p_rope, p_worse),
+                     "verdict": (verdict(p_better, p_rope, p_worse) if decided
+                                 else "undecided"),
                      "data sets": len(pair["datasets"]), "folds": sum(len(a) for a in pair["a"]),
                      "mean difference (points)": 100 * float(difference), "R-hat": rhat})
     return pd.DataFrame(rows)
+
+
+def _chains_agree(result, chains: int) -> bool:
+    """Whether each chain's own draws (`result.samples`, chain after chain) give the verdict
+    of all of them together: the verdict does not hang on a chain that has not mixed."""
+    pooled = verdict(result.p_a, result.p_rope, result.p_b)
+    for draws in result.samples.reshape(chains, -1, 3):
+        p_a, p_rope, p_b = np.bincount(np.argmax(draws, axis=1), minlength=3) / len(draws)
+        if verdict(p_a, p_rope, p_b) != pooled:
+            return False
+    return True
 
 
 def figure_name(k: int) -> str:
