@@ -104,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         for label in sets:
             print(label, sum(j.dataset == label for j in jobs))
         return 0
+    if args.commit and subprocess.run(["git", "check-ignore", "-q", str(published)]).returncode == 0:
+        p.error(f"--commit: {published} is ignored by .gitignore; add `!/{published.parent}/` "
+                "to it (published reports are listed there)")
     print(f"restored {restore(results, published)} published files into {results}", flush=True)
     for label in sets:
         targets = [plan.record_path(config, j) for j in jobs if j.dataset == label]
@@ -112,8 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         start = time.time()
         prepared = [plan.split_path(config, label),
                     *plan.dataset_paths(config, cfg.dataset_name(config, label))]
-        subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--configfile",
-                        args.configfile, *args.extra, "--", *prepared], check=True)
+        prepare = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores,
+                                  "--configfile", args.configfile, *args.extra, "--", *prepared])
+        if prepare.returncode:
+            print(f"{label}: its prepare step failed (snakemake exit {prepare.returncode}; "
+                  f"logs/prepare/ says why): skipped, the next invocation retries it", flush=True)
+            continue
         restore(results, published, label)  # after the prepare step: newer than the split file
         done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
                                "--configfile", args.configfile, *args.extra, "--", *targets])
