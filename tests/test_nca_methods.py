@@ -149,6 +149,44 @@ def test_initialisations():
     np.testing.assert_array_equal(identity, np.eye(5))
 
 
+def _row_space_projector(A):
+    Q, _ = np.linalg.qr(A.T)
+    return Q @ Q.T
+
+
+def test_rca_starts_below_full_rank():
+    """'rca' below full rank is RCA after the constrained Fisher discriminant (Bar-Hillel et al.
+    2005): its rows span the leading generalised eigenvectors of (S_B, S_W); 'rca_top' is eq.
+    3.17's S_W^(-1/2) on the leading eigenvectors of S_W (sect. 3.3.2's rule for PCA). Both
+    against scipy's eigensolvers on scatter matrices summed class by class."""
+    from scipy.linalg import eigh
+
+    rng = np.random.default_rng(4)
+    y = np.repeat([0, 1, 2], 60)
+    X = rng.normal(size=(180, 5)) * np.array([1.0, 3.0, 0.5, 2.0, 0.2])
+    X[:, 0] += 1.5 * y
+    X[:, 2] += 0.8 * (y == 1)
+    S_T = np.cov(X.T, bias=True)
+    S_W = sum(np.mean(y == c) * np.cov(X[y == c].T, bias=True) for c in range(3))
+    S_B = S_T - S_W
+    rca = make("nca", {"n_components": 2, "init": "rca"})._initial(X, y, rng)
+    _, fisher = eigh(S_B, S_W, subset_by_index=[3, 4])
+    np.testing.assert_allclose(_row_space_projector(rca), _row_space_projector(fisher.T),
+                               atol=1e-8)
+    top = make("nca", {"n_components": 2, "init": "rca_top"})._initial(X, y, rng)
+    np.testing.assert_allclose(top @ S_W @ top.T, np.eye(2), atol=1e-9)
+    _, leading = eigh(S_W, subset_by_index=[3, 4])
+    np.testing.assert_allclose(_row_space_projector(top), _row_space_projector(leading.T),
+                               atol=1e-8)
+    full = make("nca", {"n_components": None, "init": "rca_top"})._initial(X, y, rng)
+    np.testing.assert_allclose(full.T @ full, np.linalg.inv(S_W), rtol=1e-8)
+    # a feature constant within every class: S_W has rank 4, enough for d <= 4 only
+    X[:, 4] = y
+    assert make("nca", {"n_components": 4, "init": "rca_top"})._initial(X, y, rng).shape == (4, 5)
+    with pytest.raises(ValueError, match="init='rca_top'.* rank 4, fewer than n_components = 5"):
+        make("nca", {"n_components": 5, "init": "rca_top"})._initial(X, y, rng)
+
+
 def test_random_unit_start_has_standard_normal_entries_and_the_random_start_is_scaled():
     """Scale of the two random starts (the thesis leaves it open): `random_unit` draws entries
     N(0, 1) as scikit-learn's init='random', so z-scored data project to coordinates of variance

@@ -97,3 +97,23 @@ def test_every_paper_has_its_readings_on_a_page_that_documents_them():
         path, _, anchor = entry["page"].partition("#")
         assert path.startswith("docs/papers/") and (REPO / path).exists(), entry["page"]
         assert anchor in anchors(REPO / path), entry["page"]
+
+
+def test_a_reading_leaves_its_other_cells_not_run_here(tmp_path):
+    """A reading that runs one cell of Oneata's Table B.1 (glass, a UCI download): the table's
+    other cells are "not run here" under the reading's row, while the published row counts
+    the cells of downloaded sets it lacks as "needs a download"."""
+    cell = {"table": "oneata-2011_tableB.1", "metric": "accuracy_pct", "setting": "d=2;rule=1-NN",
+            "data set": "glass", "method": "NCA SL", "paper": 60.0, "paper ±": 1.0,
+            "ours": 60.5, "ours ±": 1.0, "splits": 20, "difference": 0.5, "reproduced": True}
+    folder = tmp_path / "oneata-2011-reading"
+    (folder / "tables").mkdir(parents=True)
+    (folder / "index.html").write_text("<html></html>")
+    pd.DataFrame([{**cell, "variant": "a reading"}, {**cell, "variant": np.nan}]).to_csv(
+        folder / "tables" / "paper_0_oneata-2011_tableB.1.csv")
+    counts = scoreboard.table_counts(scoreboard.compared_cells(tmp_path))
+    reading = counts.loc["oneata-2011_tableB.1 [a reading]"]
+    assert reading["compared"] == 1 and reading["within"] == 1
+    assert reading["needs a download"] == 0
+    assert reading["not run here"] == reading["cells"] - 1
+    assert counts.loc["oneata-2011_tableB.1", "needs a download"] > 0

@@ -20,7 +20,14 @@ Choices the thesis leaves open, fixed here:
   reproduction config runs both. PCA initialisation is whitened (S^(-1/2) restricted to the top d
   directions, eq. 3.15); LDA takes the leading generalised eigenvectors of (S_B, S_W) and, when
   d > C - 1, the remaining ones of the same scikit-learn fit; RCA is the `rca` baseline
-  (whole-class chunklets: within-class whitening) with `n_components = d`.
+  (whole-class chunklets: within-class whitening) with `n_components = d`. Below full rank that
+  start is Bar-Hillel et al.'s (2005) RCA after its constrained Fisher discriminant (the d leading
+  generalised eigenvectors of total against within-class scatter, whitened), as the RCA code the
+  thesis used: past the C - 1 discriminant directions the generalised eigenvalues tie (all equal
+  n / (n - 1)), so which further directions it keeps is decided by rounding.
+  `init='rca_top'` reads the start from the thesis' own text instead: A = S_W^(-1/2) (eq. 3.17)
+  cut to d rows by the rule sect. 3.3.2 gives for PCA, the d eigenvectors of S_W with the
+  largest eigenvalues (no total scatter; equal to 'rca' up to a rotation at d = D).
 - Early stopping monitors the mean p(c_i | A x_i) of the held-out points against the fitting part
   (the NCA objective on the cross-validation set); the best A is returned.
 - A class with a single training sample is an error (its p_i is 0 whatever A is): drop such
@@ -39,11 +46,11 @@ from scipy.optimize import minimize
 
 from ..solvers import nca_objective
 from .base import LinearMetric
-from .baselines import PCA, RCA, check_within_class_scatter, lda_scalings
+from .baselines import PCA, RCA, SCATTER_RTOL, check_within_class_scatter, lda_scalings
 from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
 
-INITS = ("random", "random_unit", "pca", "lda", "rca", "identity")
+INITS = ("random", "random_unit", "pca", "lda", "rca", "rca_top", "identity")
 OPTIMIZERS = ("cg", "lbfgs", "bold_driver")
 ANNEAL_SELECT = ("projected_variance", "data_variance", "row_norm")
 
@@ -239,6 +246,8 @@ class NCAFamily(LinearMetric):
             A0 = _pca_whitened(X, y, d)
         elif init == "lda":
             A0 = _lda_directions(X, y, d)
+        elif init == "rca_top":
+            A0 = _rca_top_eigenvectors(X, y, d)
         else:
             A0 = RCA(n_components=d).fit(X, y).components_
             if A0.shape[0] < d:
@@ -397,6 +406,23 @@ def _pca_whitened(X, y, d):
     return W / scale[:, None]
 
 
+def _rca_top_eigenvectors(X, y, d):
+    """Sect. 3.3.2's RCA start A = S_W^(-1/2) (eq. 3.17) cut to d rows by its rule for PCA (eq.
+    3.15): the d eigenvectors of S_W with the largest eigenvalues, each scaled by
+    1/sqrt(eigenvalue), so that A S_W A^T = I_d. Needs only those d eigenvalues nonzero."""
+    labels, codes = np.unique(y, return_inverse=True)
+    means = np.stack([X[codes == c].mean(axis=0) for c in range(labels.size)])
+    centred = X - means[codes]
+    values, vectors = np.linalg.eigh(centred.T @ centred / X.shape[0])
+    top = np.argsort(values)[::-1][:d]
+    if values[top[-1]] <= SCATTER_RTOL * max(values[top[0]], 0.0):
+        rank = int(np.count_nonzero(values > SCATTER_RTOL * values.max()))
+        raise ValueError(f"init='rca_top': the within-class scatter has rank {rank}, fewer "
+                         f"than n_components = {d} directions to whiten; use fewer components "
+                         "or init='pca'")
+    return vectors[:, top].T / np.sqrt(values[top])[:, None]
+
+
 def _lda_directions(X, y, d):
     """Eq. 3.16-3.17: the d leading generalised eigenvectors of (S_B, S_W), as scikit-learn's
     eigen solver orders them (the `lda` baseline's directions, continued past C - 1)."""
@@ -407,13 +433,13 @@ def _lda_directions(X, y, d):
 @register("nca")
 class NCA(NCAFamily):
     """Full NCA (Oneata 2011, chapter 3): `optimizer` cg | lbfgs | bold_driver, `init` random |
-    random_unit | pca | lda | rca | identity (or a d x D array), `reg` (eq. 3.22), early stopping on a
-    `validation_fraction` of the training set with `patience`, and dimensionality annealing
-    (Algorithm 3.2) with `anneal=True`: from a full-rank start, D - d times the row of A with the
-    least projected variance (`anneal_select`) gets `anneal_steps` increases of its penalty
-    lambda_r by `anneal_delta` x N, each followed by `anneal_cg_iter` conjugate-gradient
-    iterations, and is then removed; `optimizer` then continues from the low-rank A (the
-    thesis' suggested follow-up).
+    random_unit | pca | lda | rca | rca_top | identity (or a d x D array), `reg` (eq. 3.22),
+    early stopping on a `validation_fraction` of the training set with `patience`, and
+    dimensionality annealing (Algorithm 3.2) with `anneal=True`: from a full-rank start, D - d
+    times the row of A with the least projected variance (`anneal_select`) gets `anneal_steps`
+    increases of its penalty lambda_r by `anneal_delta` x N, each followed by `anneal_cg_iter`
+    conjugate-gradient iterations, and is then removed; `optimizer` then continues from the
+    low-rank A (the thesis' suggested follow-up).
 
     Parameters
     ----------
@@ -424,8 +450,8 @@ class NCA(NCAFamily):
         bold-driver rule (sect. 3.3.1).
     init : str or array of shape (d, D), default='rca'
         A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
-        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
-        an array.
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'rca_top'
+        (S_W^(-1/2) on the d leading eigenvectors of S_W), 'identity', or an array.
     max_iter : int, default=100
         Iteration cap of the optimiser.
     tol : float, default=1e-05

@@ -60,8 +60,8 @@ class NCASubsample(NCA):
         bold-driver rule (sect. 3.3.1).
     init : str or array of shape (d, D), default='rca'
         A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
-        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
-        an array.
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'rca_top'
+        (S_W^(-1/2) on the d leading eigenvectors of S_W), 'identity', or an array.
     max_iter : int, default=100
         Iteration cap of the optimiser.
     tol : float, default=1e-05
@@ -215,8 +215,8 @@ class NCAMiniBatch(StochasticNCA):
         Updates between held-out checks (and trace entries).
     init : str or array of shape (d, D), default='rca'
         A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
-        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
-        an array.
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'rca_top'
+        (S_W^(-1/2) on the d leading eigenvectors of S_W), 'identity', or an array.
     reg : float, default=0.0
         lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
     validation_fraction : float, default=0.05
@@ -327,8 +327,8 @@ class NCAStochastic(StochasticNCA):
         Updates between held-out checks (and trace entries).
     init : str or array of shape (d, D), default='rca'
         A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
-        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
-        an array.
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'rca_top'
+        (S_W^(-1/2) on the d leading eigenvectors of S_W), 'identity', or an array.
     reg : float, default=0.0
         lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
     validation_fraction : float, default=0.05
@@ -419,8 +419,8 @@ class NCAStochasticKD(NCAStochastic):
         Updates between held-out checks (and trace entries).
     init : str or array of shape (d, D), default='rca'
         A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
-        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
-        an array.
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'rca_top'
+        (S_W^(-1/2) on the d leading eigenvectors of S_W), 'identity', or an array.
     reg : float, default=0.0
         lambda of the Frobenius penalty, f(A) - lambda ||A||_F^2 (eq. 3.22).
     validation_fraction : float, default=0.05
@@ -521,8 +521,8 @@ class NCACompactSupport(StochasticNCA):
         'sgd' updates between held-out checks.
     init : str or array of shape (d, D), default='rca'
         A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
-        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
-        an array.
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'rca_top'
+        (S_W^(-1/2) on the d leading eigenvectors of S_W), 'identity', or an array.
     init_scale : float, default=1.0
         A_0 times this: the kernel width of eq. 4.15 is absorbed in A.
     reg : float, default=0.0
@@ -674,8 +674,8 @@ class NCACompactSupportBackground(NCACompactSupport):
         'sgd' updates between held-out checks.
     init : str or array of shape (d, D), default='rca'
         A_0 (sect. 3.3.2): 'random' (G / sqrt(D), G standard normal), 'random_unit' (G), 'pca'
-        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'identity', or
-        an array.
+        (whitened, eq. 3.15), 'lda' (eq. 3.16-3.17), 'rca' (the `rca` baseline), 'rca_top'
+        (S_W^(-1/2) on the d leading eigenvectors of S_W), 'identity', or an array.
     init_scale : float, default=1.0
         A_0 times this: the kernel width of eq. 4.15 is absorbed in A.
     reg : float, default=0.0

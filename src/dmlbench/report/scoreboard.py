@@ -71,7 +71,8 @@ def _outcome(row) -> str:
 def table_counts(cells: pd.DataFrame) -> pd.DataFrame:
     """One row per published results table of the papers (`papers.result_tables`): the counts
     of `COUNTS`, all cells "not run here", "needs a download" or "not obtainable" for a table
-    no report compared."""
+    no report compared. A reading (a `variant`) runs only the cells it changes: the others are
+    "not run here", whatever their data."""
     rows = {}
     for table in papers.result_tables():
         published = papers.published(table)
@@ -81,11 +82,12 @@ def table_counts(cells: pd.DataFrame) -> pd.DataFrame:
         variants = sorted(set(ours["variant"])) or [""]
         for variant in variants:
             name = f"{table} [{variant}]" if variant else table
-            rows[name] = _counts(table, published, ours[ours["variant"] == variant])
+            rows[name] = _counts(table, published, ours[ours["variant"] == variant],
+                                 reading=bool(variant))
     return pd.DataFrame.from_dict(rows, orient="index", columns=COUNTS)
 
 
-def _counts(table: str, published: pd.DataFrame, ours: pd.DataFrame) -> dict:
+def _counts(table: str, published: pd.DataFrame, ours: pd.DataFrame, reading: bool) -> dict:
     done = set(zip(ours["metric"], ours["data set"], ours["method"], ours["setting"]))
     counts = dict.fromkeys(COUNTS, 0)
     counts["cells"], counts["compared"] = len(published), len(ours)
@@ -101,7 +103,8 @@ def _counts(table: str, published: pd.DataFrame, ours: pd.DataFrame) -> dict:
         setting = "" if pd.isna(cell["setting"]) else str(cell["setting"])
         if (cell["metric"], cell["dataset"], cell["method"], setting) in done:
             continue
-        where = papers.availability(table.split("_")[0], cell["dataset"])
+        where = "embedded" if reading else papers.availability(table.split("_")[0],
+                                                                cell["dataset"])
         counts[{"embedded": "not run here", "download": "needs a download",
                 "not obtainable": "not obtainable"}[where]] += 1
     return counts
