@@ -7,8 +7,9 @@ compared: its cells in all, those compared, within `papers.Z_DIFFERENCE` standar
 difference (or the stated tolerance), within the published standard error alone (the old
 criterion, shown beside; a cell judged by a stated tolerance counts the same under both), outside with ours better or worse, and those not compared because the data set
 is not obtainable, needs a download, or was not run. A table run under several readings of a
-choice the paper leaves open (`variant` of its paper_tables entries) has a row per variant; the
-totals count, per table, the variant with the most cells within. For every claim: the verdict and
+choice the paper leaves open (`variant` of its paper_tables entries) has a row per variant (a
+variant rerunning only some cells is completed by the published run's other cells); the totals
+count, per table, the variant with the most cells within. For every claim: the verdict and
 evidence of each report that tested it. Each paper gets a verdict (`verdict`): reproduced,
 reproduced in part, or not reproduced under the N readings of `paper_tables/readings.yaml`.
 """
@@ -71,23 +72,29 @@ def _outcome(row) -> str:
 def table_counts(cells: pd.DataFrame) -> pd.DataFrame:
     """One row per published results table of the papers (`papers.result_tables`): the counts
     of `COUNTS`, all cells "not run here", "needs a download" or "not obtainable" for a table
-    no report compared. A reading (a `variant`) runs only the cells it changes: the others are
-    "not run here", whatever their data."""
+    no report compared. A reading (a `variant`) that runs only the cells it changes (as the
+    RCA start below full rank) is completed by the published run's other cells of the table,
+    so that each row counts the whole table under one reading."""
+    key = ["metric", "data set", "method", "setting"]
     rows = {}
     for table in papers.result_tables():
         published = papers.published(table)
         published = published[published["value"].notna()]
         ours = cells[cells["table"] == table] if not cells.empty else pd.DataFrame(
-            columns=["variant", "metric", "data set", "method", "setting"])
+            columns=["variant", *key])
+        base = ours[ours["variant"] == ""]
         variants = sorted(set(ours["variant"])) or [""]
         for variant in variants:
             name = f"{table} [{variant}]" if variant else table
-            rows[name] = _counts(table, published, ours[ours["variant"] == variant],
-                                 reading=bool(variant))
+            own = ours[ours["variant"] == variant]
+            if variant:
+                covered = pd.MultiIndex.from_frame(own[key])
+                own = pd.concat([own, base[~pd.MultiIndex.from_frame(base[key]).isin(covered)]])
+            rows[name] = _counts(table, published, own)
     return pd.DataFrame.from_dict(rows, orient="index", columns=COUNTS)
 
 
-def _counts(table: str, published: pd.DataFrame, ours: pd.DataFrame, reading: bool) -> dict:
+def _counts(table: str, published: pd.DataFrame, ours: pd.DataFrame) -> dict:
     done = set(zip(ours["metric"], ours["data set"], ours["method"], ours["setting"]))
     counts = dict.fromkeys(COUNTS, 0)
     counts["cells"], counts["compared"] = len(published), len(ours)
@@ -103,8 +110,7 @@ def _counts(table: str, published: pd.DataFrame, ours: pd.DataFrame, reading: bo
         setting = "" if pd.isna(cell["setting"]) else str(cell["setting"])
         if (cell["metric"], cell["dataset"], cell["method"], setting) in done:
             continue
-        where = "embedded" if reading else papers.availability(table.split("_")[0],
-                                                                cell["dataset"])
+        where = papers.availability(table.split("_")[0], cell["dataset"])
         counts[{"embedded": "not run here", "download": "needs a download",
                 "not obtainable": "not obtainable"}[where]] += 1
     return counts
@@ -311,8 +317,9 @@ def write(reports_dir: str | Path) -> Path:
                   f"{total['not obtainable']} cells need data that cannot be had, "
                   f"{total['needs a download']} need a download, {total['not run here']} were "
                   "not run. A table run under several readings of a choice the paper leaves "
-                  "open has a row per reading (in brackets); the totals count the reading with "
-                  "the most cells within. Click a column's header to sort.</p>",
+                  "open has a row per reading (in brackets; a reading that reruns only some "
+                  "cells is completed by the published run's others); the totals count the "
+                  "reading with the most cells within. Click a column's header to sort.</p>",
                   _table_html(counts)]
     if not claims.empty:
         verdict_counts = claims["verdict"].value_counts()
