@@ -319,7 +319,7 @@ def stale_records(config: dict, paths: list[str | Path]) -> list[tuple[Path, str
 
 
 #: why a record file is not current (`why_not_current`) when it holds results of another job
-OTHER_RESULTS = ("other settings", "other splits", "other data", "splits of another protocol")
+OTHER_RESULTS = ("other settings", "other splits", "other data")
 
 
 def is_current(spec: dict, path: str | Path) -> bool:
@@ -336,8 +336,8 @@ def is_current(spec: dict, path: str | Path) -> bool:
 
 def why_not_current(spec: dict, path: str | Path) -> str | None:
     """Why record file `path` is not current for job `spec` (`is_current`), in a few words
-    (one of `OTHER_RESULTS`, "unreadable", "no data set cache", "arrays damaged"); None when
-    it is."""
+    (one of `OTHER_RESULTS`, "unreadable", "no data set cache", "split file not of this
+    protocol", "arrays damaged"); None when it is."""
     path = Path(path)
     meta = data.cache.paths(spec["dataset"]["name"], spec["cache"])[1]
     try:
@@ -349,7 +349,7 @@ def why_not_current(spec: dict, path: str | Path) -> str | None:
     except (OSError, ValueError):
         return "unreadable"
     if not protocols.is_split_file_of(spec["split_file"], spec["protocol"], spec["seed"], sha256):
-        return "splits of another protocol"
+        return "split file not of this protocol"
     if sorted(r["split"]["index"] for r in split_records) != sorted(spec["splits"]):
         return "other splits"
     if any(r["parent_key"] != spec["parent_key"] for r in split_records):
