@@ -429,6 +429,51 @@ def test_a_failing_job_does_not_lose_the_records_of_the_others(tmp_path, monkeyp
     assert not kept.exists() and all(job.is_current(e["job"], e["out"]) for e in batch)
 
 
+def test_a_crash_of_the_process_does_not_lose_the_finished_records(tmp_path, monkeypatch):
+    """Each record file is copied aside as soon as it is written, not when the batch ends: a
+    process that dies (here: interrupted) on the second job leaves the first one's copy, which
+    the next run takes back after Snakemake removed the step's outputs; a batch that ends well
+    leaves no copies."""
+    batch = _batch(tmp_path)
+    real_run = job.run
+
+    def interrupted_on_wine(spec, **kwargs):
+        if spec["dataset"]["label"] == "wine":
+            raise KeyboardInterrupt
+        return real_run(spec, **kwargs)
+
+    monkeypatch.setattr(job, "run", interrupted_on_wine)
+    with pytest.raises(KeyboardInterrupt):
+        job.run_batch(batch, progress=False)
+    iris, wine = batch
+    assert job.kept_path(iris["out"]).read_bytes() == Path(iris["out"]).read_bytes()
+    Path(iris["out"]).unlink()
+    monkeypatch.setattr(job, "run", real_run)
+    assert job.run_batch(batch, progress=False) == [wine]
+    assert job.is_current(iris["job"], iris["out"]) and not list(tmp_path.rglob("*.kept"))
+
+
+def test_stale_records_names_record_files_of_other_settings_only(tmp_path, monkeypatch):
+    """What the track step refuses: a record file of its job's previous settings (what
+    Snakemake puts back when the step rewriting it fails). An unreadable one is left to the
+    reader (which sets it aside as unreadable); a path of no job is not checked."""
+    monkeypatch.chdir(tmp_path)
+    _batch(tmp_path)  # the cached data sets and split files
+    settings = {**copy.deepcopy(BATCH_CFG), "data": {"cache": str(tmp_path / "cache")}}
+    cfg = plan.check(copy.deepcopy(settings))
+    batch = [{"job": plan.job_spec(cfg, j.dataset, j.method, j.splits),
+              "out": plan.record_path(cfg, j)} for j in plan.jobs(cfg) if j.method == "nca"]
+    job.run_batch(batch, progress=False)
+    paths = [e["out"] for e in batch]
+    assert job.stale_records(cfg, [*paths, "elsewhere.json"]) == []
+    settings["methods"]["nca"]["params"]["max_iter"] = 6
+    changed = plan.check(settings)
+    assert job.stale_records(changed, paths) == [(Path(p), "other settings") for p in paths]
+    _cut_short(batch[0])
+    assert job.stale_records(changed, paths) == [(Path(paths[1]), "other settings")]
+    assert job.why_not_current(batch[0]["job"], paths[0]) == "unreadable"
+
+
 def test_a_kept_copy_that_is_not_current_is_computed_again(tmp_path):
     batch = _batch(tmp_path)
     kept = job.kept_path(batch[0]["out"])

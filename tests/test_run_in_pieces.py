@@ -2,7 +2,12 @@
 import gzip
 import importlib.util
 import json
+import shutil
 from pathlib import Path
+
+import pytest
+import yaml
+from conftest import copy_project
 
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("run_in_pieces", REPO / "tools" / "run_in_pieces.py")
@@ -60,3 +65,77 @@ def test_a_restored_record_is_made_newer_than_a_split_file_written_after_it(tmp_
     assert pieces.restore(results, published, "wine") == 0
     assert changed.stat().st_mtime == 1_000  # not the published content: left alone
     assert json.loads(changed.read_text()) == {"records": ["computed here"]}
+
+
+def _record(key: str, splits: list[int]) -> bytes:
+    return gzip.compress(json.dumps({"records": [
+        {"parent_key": key, "split": {"index": i}} for i in splits]}).encode())
+
+
+def test_a_record_of_earlier_settings_is_neither_restored_nor_counted_as_published(tmp_path):
+    """A method's settings changed after its record was published (in the reality check: LDA's
+    search space gained shrinkage after the first four sets ran): its job must run again, so
+    the published record is not restored and the data set is not done."""
+    published, results = tmp_path / "reports" / "b" / "records", tmp_path / "results" / "b"
+    relative = {m: Path("runs", "iris", m, "part0.json") for m in ("pca", "lda")}
+    for method, key in (("pca", "current"), ("lda", "earlier")):
+        path = published / relative[method].with_suffix(".json.gz")
+        path.parent.mkdir(parents=True)
+        path.write_bytes(_record(key, [0, 1]))
+    want = {relative["pca"]: ("current", [0, 1]), relative["lda"]: ("current", [0, 1])}
+    assert pieces.restore(results, published, want=want) == 1
+    assert (results / relative["pca"]).exists() and not (results / relative["lda"]).exists()
+    assert pieces.is_published(results, published, str(results / relative["pca"]), want)
+    assert not pieces.is_published(results, published, str(results / relative["lda"]), want)
+    fewer = {relative["pca"]: ("current", [0])}  # the config now runs other splits
+    assert not pieces.is_published(results, published, str(results / relative["pca"]), fewer)
+
+
+def test_the_reality_check_asks_for_its_records_by_parent_key_and_splits():
+    config = pieces.load(str(REPO / "config" / "reality-check.yaml"), [])
+    want = pieces.wanted(config, pieces.plan.jobs(config))
+    assert len(want) == 578
+    key, splits = want[Path("runs", "keel-iris", "lda", "part0.json")]
+    spec = pieces.plan.job_spec(config, "keel-iris", "lda", list(range(10)))
+    assert (key, splits) == (spec["parent_key"], list(range(10)))
+
+
+PIECES_CONFIG = {"benchmark": "pieces", "seed": 0, "k": [1], "hubness_k": 3,
+                 "protocol": {"kind": "holdout", "repeats": 2, "train_fraction": 0.7},
+                 "datasets_per_job": 1, "datasets": {"iris": None, "wine": None},
+                 "methods": {"euclidean": None, "lda": None}}
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_pieces_publish_resume_in_a_fresh_clone_and_rerun_only_changed_settings(
+        tmp_path, monkeypatch):
+    """End to end: the pieces publish every record; a fresh clone (no results/) computes
+    nothing; after a method's settings change only its jobs run again, and the published
+    records of the other method are left as they were."""
+    work = copy_project(tmp_path)
+    monkeypatch.chdir(work)
+    config = work / "config" / "pieces.yaml"
+    config.write_text(yaml.safe_dump(PIECES_CONFIG))
+    published = work / "reports" / "pieces" / "records" / "runs"
+    records = {(ds, m): published / ds / m / "part0.json.gz"
+               for ds in ("iris", "wine") for m in ("euclidean", "lda")}
+
+    def run() -> dict:
+        assert pieces.main([str(config), "--cores", "1"]) == 0
+        return {job: path.read_bytes() for job, path in records.items()}
+
+    first = run()
+    shutil.rmtree(work / "results")
+    assert run() == first  # restored, none computed again (timings would differ)
+    config.write_text(yaml.safe_dump({**PIECES_CONFIG, "methods": {
+        "euclidean": None, "lda": {"params": {"shrinkage": "auto"}}}}))
+    shutil.rmtree(work / "results")  # a fresh clone of the changed config
+    third = run()
+    for (ds, method), content in third.items():
+        [record] = json.loads(gzip.decompress(content))["records"][:1]
+        if method == "euclidean":
+            assert content == first[(ds, method)]
+        else:
+            assert content != first[(ds, method)]
+            assert record["method"]["config_params"] == {"shrinkage": "auto"}

@@ -2,6 +2,7 @@
 data sets that need no download one prepare step; a failing member of a shared step does not
 lose the records of the others."""
 
+import json
 import os
 import re
 
@@ -20,10 +21,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 
 class Flaky(TransformerMixin, BaseEstimator):
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
     def fit(self, X, y=None):
         if Path("FAIL").exists() and X.shape[1] == 13:
             raise np.linalg.LinAlgError("flaky on wine")
-        self.scale_ = 1 / np.std(X, axis=0).clip(1e-12)
+        self.scale_ = self.scale / np.std(X, axis=0).clip(1e-12)
         return self
 
     def transform(self, X):
@@ -112,3 +116,34 @@ def test_a_failing_member_does_not_lose_the_records_of_the_others(tmp_path):
     assert "prepare_local" in result.stdout + result.stderr
     assert {path: (work / path).read_bytes() for path in records} == before
     assert (work / "logs/groups/run/fast.log").read_text().count("is current, kept") == 6
+
+
+@pytest.mark.slow
+def test_a_record_put_back_by_a_failed_rerun_is_set_aside_and_computed_again(tmp_path):
+    """A step that fails has its `update` outputs put back by Snakemake (their previous
+    versions) while Snakemake records the new settings, so the next run finds nothing to do
+    for the step: the track step tells such record files by content (`run.job.is_current`),
+    sets them aside and fails naming them, and the run after computes them."""
+    work, env = _project(tmp_path)
+    run = ["--cores", "1", "--configfile", "config/groups.yaml"]
+    assert snakemake(work, *run, env=env).returncode == 0
+    flaky = {"iris": work / "results/groups/runs/iris/flaky/part0.json",
+             "wine": work / "results/groups/runs/wine/flaky/part0.json"}
+    before = {ds: path.read_bytes() for ds, path in flaky.items()}
+    (work / "config/groups.yaml").write_text(yaml.safe_dump({**CONFIG, "methods": {
+        **CONFIG["methods"], "flaky": {**CONFIG["methods"]["flaky"], "params": {"scale": 2.0}}}}))
+    (work / "FAIL").touch()
+    assert snakemake(work, *run, env=env).returncode != 0
+    assert {ds: path.read_bytes() for ds, path in flaky.items()} == before  # put back
+    (work / "FAIL").unlink()
+    result = snakemake(work, *run, env=env)
+    assert result.returncode != 0
+    log = (work / "logs/groups/track.log").read_text()
+    for ds, path in flaky.items():
+        assert f"{path.relative_to(work)}: not the results its job asks for now" in log
+        assert path.with_name("part0.json.stale").read_bytes() == before[ds]
+    result = snakemake(work, *run, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "taken back from the run that failed" in (work / "logs/groups/run/fast.log").read_text()
+    records = [json.loads(path.read_text())["records"] for path in flaky.values()]
+    assert all(r["method"]["config_params"]["scale"] == 2.0 for rs in records for r in rs)

@@ -6,9 +6,11 @@ record files at a time, the cheapest sets first (registry size n x d, then label
 each puts every finished record file under `reports/<benchmark>/records` with its manifest
 (`dmlbench publish`), optionally committing it. Before it starts, record files already published
 are restored into `results/<benchmark>/` (again, for each data set, after its prepare step),
-so a rerun in a fresh clone skips them (`dmlbench run` skips a job whose record file is current
-and newer than its split file) and only the rest is computed. A data set is done when
-all its jobs are published; failed jobs (`--keep-going`) are retried by the next invocation.
+so a rerun in a fresh clone skips them (`dmlbench run` skips a job whose record file is
+current) and only the rest is computed. A data set is done when all its jobs are published with
+the settings the config gives them now (parent key and splits): a published record of earlier
+settings is not restored, so its job runs again. Failed jobs (`--keep-going`) are retried by
+the next invocation.
 The config needs `datasets_per_job: 1`, so that one data set's jobs are steps of their own.
 
     python tools/run_in_pieces.py config/reality-check.yaml --extra mirror.yaml --cores 2 --commit
@@ -59,12 +61,32 @@ def published_path(results: Path, published: Path, record: str) -> Path:
     return (published / Path(record).relative_to(results)).with_suffix(".json.gz")
 
 
-def restore(results: Path, published: Path, label: str = "*") -> int:
+def wanted(config: dict, jobs: list[plan.Job]) -> dict[Path, tuple[str, list[int]]]:
+    """Each job's record file (relative to the results folder) with the parent key and the
+    splits its records must carry: what the config asks for now (`plan.job_spec`)."""
+    return {Path(plan.record_path(config, j)).relative_to(Path("results", cfg.benchmark(config))):
+            (plan.job_spec(config, j.dataset, j.method, j.splits)["parent_key"], list(j.splits))
+            for j in jobs}
+
+
+def holds(content: bytes, want: tuple[str, list[int]]) -> bool:
+    """Whether a record file's content has the job's parent key and exactly its splits (a
+    published record of earlier settings is not: its job runs again)."""
+    key, splits = want
+    split_records = json.loads(content)["records"]
+    return (all(r["parent_key"] == key for r in split_records)
+            and sorted(r["split"]["index"] for r in split_records) == sorted(splits))
+
+
+def restore(results: Path, published: Path, label: str = "*",
+            want: dict[Path, tuple[str, list[int]]] | None = None) -> int:
     """Copy the published record files (decompressed) and arrays files of data set `label`
     (default every one) that `results` lacks, and touch those it has with the published content:
     a job's record file counts as current only when newer than its split file
     (`dmlbench.run.job.is_current`), and a fresh clone's prepare step writes the split file after
-    an earlier restore. Returns the number of files copied."""
+    an earlier restore. A record file listed in `want` (`wanted`) whose records are of other
+    settings or splits is not restored, so that its job runs. Returns the number of files
+    copied."""
     restored = 0
     for path in published.glob(f"runs/{label}/**/*"):
         if not path.is_file():
@@ -73,6 +95,9 @@ def restore(results: Path, published: Path, label: str = "*") -> int:
         compressed = path.name.endswith(".json.gz")
         target = results / (relative.with_suffix("") if compressed else relative)
         content = gzip.decompress(path.read_bytes()) if compressed else path.read_bytes()
+        job_want = (want or {}).get(target.relative_to(results)) if compressed else None
+        if job_want and not holds(content, job_want):
+            continue
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
@@ -80,6 +105,14 @@ def restore(results: Path, published: Path, label: str = "*") -> int:
         elif target.read_bytes() == content:
             target.touch()
     return restored
+
+
+def is_published(results: Path, published: Path, record: str,
+                 want: dict[Path, tuple[str, list[int]]]) -> bool:
+    """Whether the job of record file `record` is published with the settings it has now."""
+    path = published_path(results, published, record)
+    return path.exists() and holds(gzip.decompress(path.read_bytes()),
+                                   want[Path(record).relative_to(results)])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,10 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.commit and subprocess.run(["git", "check-ignore", "-q", str(published)]).returncode == 0:
         p.error(f"--commit: {published} is ignored by .gitignore; add `!/{published.parent}/` "
                 "to it (published reports are listed there)")
-    print(f"restored {restore(results, published)} published files into {results}", flush=True)
+    want = wanted(config, jobs)
+    print(f"restored {restore(results, published, want=want)} published files into {results}",
+          flush=True)
     for label in sets:
         targets = [plan.record_path(config, j) for j in jobs if j.dataset == label]
-        if all(published_path(results, published, t).exists() for t in targets):
+        if all(is_published(results, published, t, want) for t in targets):
             continue
         start = time.time()
         prepared = [plan.split_path(config, label),
@@ -121,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label}: its prepare step failed (snakemake exit {prepare.returncode}; "
                   f"logs/prepare/ says why): skipped, the next invocation retries it", flush=True)
             continue
-        restore(results, published, label)  # after the prepare step: newer than the split file
+        restore(results, published, label, want)  # after the prepare step: newer than the split file
         done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
                                "--configfile", args.configfile, *args.extra, "--", *targets])
         print(f"{time.strftime('%H:%M:%S')} {label}: snakemake exit {done.returncode} after "

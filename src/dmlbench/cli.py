@@ -239,6 +239,8 @@ def _ingest(args) -> None:
     if args.records_from:
         paths += [line for line in Path(args.records_from).read_text().splitlines() if line]
     config = json.loads(args.config_json) if args.config_json else None
+    if config:
+        _set_aside_stale(config, paths)
     tracked = []
     for path in args.documents:
         try:
@@ -253,6 +255,19 @@ def _ingest(args) -> None:
         write_json(args.out, summary)
     print(f"MLflow {tracking.store_label(summary['tracking_uri'])}, experiment "
           f"'{summary['experiment']}': {summary['counts']}", file=sys.stderr)
+
+
+def _set_aside_stale(config: dict, paths: list[str]) -> None:
+    """Refuse to track record files that hold other results than their jobs ask for now
+    (`run.job.stale_records`): each is set aside as `<name>.stale` and named, so the next
+    workflow run computes it."""
+    stale = job.stale_records(config, paths)
+    if stale:
+        raise ValueError("\n".join(
+            f"{path}: not the results its job asks for now ({why}: the step that writes it "
+            "failed or was stopped, and Snakemake put back its previous version); set aside "
+            f"as {records.set_aside(path, '.stale').name}: the next workflow run computes it"
+            for path, why in stale))
 
 
 def _report(args) -> None:

@@ -209,11 +209,12 @@ def read(path) -> list[dict]:
 SET_ASIDE_SUFFIX = ".unreadable"
 
 
-def set_aside(path) -> Path:
-    """Rename an unreadable record file to `<name>.unreadable` (replacing an older one), so the
-    workflow's next run reruns the job that writes it (its output is missing) while the bytes
-    stay for a look; returns the new path."""
+def set_aside(path, suffix: str = SET_ASIDE_SUFFIX) -> Path:
+    """Rename a record file that cannot be used (unreadable; `.stale`: not what its job asks
+    for now) to `<name><suffix>` (replacing an older one), so the workflow's next run reruns
+    the job that writes it (its output is missing) while the bytes stay for a look; returns
+    the new path."""
     path = Path(path)
-    target = path.with_name(path.name + SET_ASIDE_SUFFIX)
+    target = path.with_name(path.name + suffix)
     os.replace(path, target)
     return target

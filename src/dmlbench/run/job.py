@@ -21,7 +21,7 @@ from ..measure.evaluation import (PeakMemory, evaluate, neighbour_depths, stopwa
 from ..methods import plugins
 from ..methods import registry as method_registry
 from ..methods.hubness_reduced import HubnessReduced
-from . import loo, preprocessing, protocols, resources, tuning
+from . import loo, plan, preprocessing, protocols, resources, tuning
 
 
 def method_seed(seed: int, split: int) -> int:
@@ -249,9 +249,11 @@ def run_batch(batch: list[dict], threads: int = 1, progress: bool = True) -> lis
 
     A job that fails does not stop the others: its traceback goes to stderr, and once every
     job has had its turn `BatchError` names the failed ones. Snakemake then removes the record
-    files the failed step wrote, so each finished one is copied aside first (`kept_path`); the
-    next run of the batch takes such a copy back when it is current, instead of computing the
-    job again."""
+    files the failed step wrote, or puts back their previous versions, so each one is copied
+    aside as soon as it is written (`kept_path`; also against a crash of the process) and the
+    copies are removed when the batch ends well; the next run of the batch takes such a copy
+    back when it is current, instead of computing the job again. A previous version put back
+    while Snakemake records the new settings is found by the track step (`stale_records`)."""
     ran, failed, finished = [], [], []
     for entry in batch:
         spec, out = entry["job"], entry["out"]
@@ -275,13 +277,14 @@ def run_batch(batch: list[dict], threads: int = 1, progress: bool = True) -> lis
             failed.append(f"{_label(spec)} ({type(err).__name__}: {err})")
             continue
         records.write(out, split_records)
+        shutil.copy2(out, kept_path(out))
         finished.append(out)
         ran.append(entry)
     if failed:
-        for out in finished:
-            shutil.copy2(out, kept_path(out))
         raise BatchError(f"{len(failed)} of {len(batch)} jobs failed: {'; '.join(failed)}; "
                          f"the other {len(batch) - len(failed)} record files are written")
+    for out in finished:
+        kept_path(out).unlink()
     return ran
 
 
@@ -296,6 +299,29 @@ def _label(spec: dict) -> str:
     return f"{spec['dataset']['label']} / {spec['method']['label']}"
 
 
+def stale_records(config: dict, paths: list[str | Path]) -> list[tuple[Path, str]]:
+    """The record files among `paths` that hold other results than `config` asks of their jobs
+    now, each with why (`why_not_current`), e.g. the previous version Snakemake puts back when
+    the step rewriting it fails or is stopped (`update` outputs) while it records the step's
+    new settings, so that its next run finds nothing to do. Unreadable files and damaged arrays
+    are left to the reader (`records.tracking.ingest` sets them aside); paths that are no job's
+    record file under `config` are not checked."""
+    by_path = {Path(plan.record_path(config, j)): j for j in plan.jobs(config)}
+    stale = []
+    for path in map(Path, paths):
+        j = by_path.get(path)
+        if j is None:
+            continue
+        why = why_not_current(plan.job_spec(config, j.dataset, j.method, j.splits), path)
+        if why in OTHER_RESULTS:
+            stale.append((path, why))
+    return stale
+
+
+#: why a record file is not current (`why_not_current`) when it holds results of another job
+OTHER_RESULTS = ("other settings", "other splits", "other data")
+
+
 def is_current(spec: dict, path: str | Path) -> bool:
     """Whether record file `path` holds the results of job `spec` as a run now would give them
     (up to timings): it is readable and valid, its records have the spec's identity
@@ -305,20 +331,34 @@ def is_current(spec: dict, path: str | Path) -> bool:
     the data set's files nor the split file count by their time: the workflow's prepare steps
     touch them (Snakemake touches a step's outputs) whenever they run, e.g. for a split file
     another data set or config adds; they are the workflow's `ancient` inputs."""
+    return why_not_current(spec, path) is None
+
+
+def why_not_current(spec: dict, path: str | Path) -> str | None:
+    """Why record file `path` is not current for job `spec` (`is_current`), in a few words
+    (one of `OTHER_RESULTS`, "unreadable", "no data set cache", "split file not of this
+    protocol", "arrays damaged"); None when it is."""
     path = Path(path)
     meta = data.cache.paths(spec["dataset"]["name"], spec["cache"])[1]
     try:
-        split_records = records.read(path)
         sha256 = read_json(meta)["sha256"]
     except (OSError, ValueError):
-        return False
+        return "no data set cache"
+    try:
+        split_records = records.read(path)
+    except (OSError, ValueError):
+        return "unreadable"
     if not protocols.is_split_file_of(spec["split_file"], spec["protocol"], spec["seed"], sha256):
-        return False
+        return "split file not of this protocol"
     if sorted(r["split"]["index"] for r in split_records) != sorted(spec["splits"]):
-        return False
-    return all(r["parent_key"] == spec["parent_key"] and r["dataset"]["sha256"] == sha256
-               and ("arrays" not in r or _arrays_intact(path, r["arrays"]))
-               for r in split_records)
+        return "other splits"
+    if any(r["parent_key"] != spec["parent_key"] for r in split_records):
+        return "other settings"
+    if any(r["dataset"]["sha256"] != sha256 for r in split_records):
+        return "other data"
+    if not all("arrays" not in r or _arrays_intact(path, r["arrays"]) for r in split_records):
+        return "arrays damaged"
+    return None
 
 
 def _arrays_intact(record_path: Path, entry: dict) -> bool:
