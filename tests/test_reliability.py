@@ -580,6 +580,34 @@ def test_no_committed_report_holds_a_store_uri_or_a_machine_path():
         publish.verified_files(manifest.parent)
 
 
+def test_every_committed_record_is_of_the_settings_its_published_config_gives_its_job():
+    """A published record file carries the parent key and exactly the splits its report's
+    config gives its job (`plan.job_spec`): a record of earlier settings must not stand in a
+    report (the reality check once kept LDA records from before LDA's space gained
+    shrinkage); nor a record file of a job the config does not have. Jobs not yet run are not
+    checked here."""
+    found = []
+    for config_file in sorted((REPO / "reports").glob("*/config.json")):
+        cfg = json.loads(config_file.read_text())
+        results = Path("results", cfg["benchmark"])
+        jobs = {Path(plan.record_path(cfg, j)).relative_to(results).with_suffix(".json.gz")
+                for j in plan.jobs(cfg)}
+        found += [str(path.relative_to(REPO)) for path in
+                  (config_file.parent / "records").glob("runs/**/*.json.gz")
+                  if path.relative_to(config_file.parent / "records") not in jobs]
+        for j in plan.jobs(cfg):
+            relative = Path(plan.record_path(cfg, j)).relative_to(results)
+            path = config_file.parent / "records" / relative.with_suffix(".json.gz")
+            if not path.exists():
+                continue
+            key = plan.job_spec(cfg, j.dataset, j.method, j.splits)["parent_key"]
+            split_records = json.loads(gzip.decompress(path.read_bytes()))["records"]
+            if (any(r["parent_key"] != key for r in split_records)
+                    or sorted(r["split"]["index"] for r in split_records) != list(j.splits)):
+                found.append(str(path.relative_to(REPO)))
+    assert not found, found
+
+
 # ---- 9. a killed download's temporary folder goes with the next use of the cache
 
 def test_stale_temporary_download_folders_are_removed_by_any_use_of_the_cache(tmp_path):
