@@ -218,3 +218,73 @@ def test_a_tie_counts_only_when_the_claim_is_not_strict():
         == claims.NOT_HELD
     v = claims.higher_on_every_dataset(p, None, [1], "a", "b", "accuracy_k1", strict=False)
     assert v.verdict == claims.HELD and "at least as high as b on 2 of 2" in v.evidence
+
+
+class _ClaimsRows:
+    """The rows of the scoreboard page's claims table: (claim text, verdict, report name)."""
+
+    def __init__(self, page: str):
+        import html.parser
+
+        section = page[page.index("<h2 id='claims'>"):]
+        rows, row, cell = [], None, None
+
+        class Parser(html.parser.HTMLParser):
+            def handle_starttag(self, tag, attrs):
+                nonlocal row, cell
+                if tag == "tr":
+                    row = []
+                elif tag in ("td", "th") and row is not None:
+                    cell = []
+
+            def handle_endtag(self, tag):
+                nonlocal row, cell
+                if tag in ("td", "th") and cell is not None:
+                    row.append(cell)
+                    cell = None
+                elif tag == "tr" and row:
+                    rows.append(row)
+                    row = None
+
+            def handle_data(self, data):
+                if cell is not None:
+                    cell.append(data)
+
+        Parser().feed(section)
+        # cells: number, paper, claim (summary, full claim, evidence, ours), verdict, report
+        self.rows = [(r[2][1], "".join(r[3]), "".join(r[4])) for r in rows[1:]]
+
+
+def test_scoreboard_claims_rows_carry_their_own_verdicts(tmp_path):
+    """Claims of alternating verdicts in two reports: each scoreboard row shows the verdict its
+    report's claims.csv gives that claim (a frame indexed 1..n once took a column indexed
+    0..n-1, and every row showed the next claim's verdict)."""
+    from dmlbench.report import scoreboard
+
+    expected = []
+    for name, verdicts in (("shigeto-2017", ["not held", "held", "held", "not held"]),
+                           ("oneata-2011", ["held"])):
+        folder = tmp_path / name
+        (folder / "tables").mkdir(parents=True)
+        (folder / "index.html").write_text("<html></html>")
+        rows = [{"paper": name, "claim": f"Claim {i} of {name}.", "paper's evidence": "Table",
+                 "ours": "ours", "verdict": v} for i, v in enumerate(verdicts)]
+        pd.DataFrame(rows).to_csv(folder / "tables" / "claims.csv")
+        expected += [(r["claim"], r["verdict"], name) for r in rows]
+    page = scoreboard.write(tmp_path).read_text()
+    assert sorted(_ClaimsRows(page).rows) == sorted(expected)
+
+
+def test_published_scoreboard_shows_every_report_claims_verdict():
+    """The committed scoreboard (reports/index.html) lists every claim of every published
+    report with the verdict of that report's tables/claims.csv."""
+    from pathlib import Path
+
+    reports = Path(__file__).resolve().parents[1] / "reports"
+    expected = []
+    for path in sorted(reports.glob("*/tables/claims.csv")):
+        frame = pd.read_csv(path, index_col=0)
+        expected += [(c, v, path.parents[1].name) for c, v in zip(frame["claim"],
+                                                                 frame["verdict"])]
+    assert expected, "no published claims found"
+    assert sorted(_ClaimsRows((reports / "index.html").read_text()).rows) == sorted(expected)

@@ -326,7 +326,7 @@ def write(reports_dir: str | Path) -> Path:
         folded = pd.DataFrame({
             "paper": [_paper_title(p) for p in claims["paper"]],
             "claim (click to unfold)": [_claim_cell(row) for _, row in claims.iterrows()],
-            "verdict": claims["verdict"],
+            "verdict": claims["verdict"].to_list(),
             "report": [_report_link(r) for r in claims["report"]]},
             index=pd.RangeIndex(1, len(claims) + 1))
         parts += ["<h2 id='claims'>The papers' claims</h2>",
