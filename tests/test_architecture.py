@@ -128,9 +128,10 @@ def test_the_report_does_not_import_config_and_config_imports_no_other_room():
     loaded = _fresh("import sys, dmlbench.report; print(' '.join(sys.modules))").split()
     assert "dmlbench.config" not in loaded
     loaded = _fresh("import sys, dmlbench.config; print(' '.join(sys.modules))").split()
-    # strict_yaml: the YAML reader (duplicate keys, one-line errors), itself importing no room
+    # strict_yaml: the YAML reader (duplicate keys, one-line errors); suggestions: "did you
+    # mean" (for schema errors); each itself importing no room
     assert {m for m in loaded if m.startswith("dmlbench")} == {
-        "dmlbench", "dmlbench.config", "dmlbench.strict_yaml"}
+        "dmlbench", "dmlbench.config", "dmlbench.strict_yaml", "dmlbench.suggestions"}
     loaded = _fresh("import sys, dmlbench.strict_yaml; print(' '.join(sys.modules))").split()
     assert {m for m in loaded if m.startswith("dmlbench")} == {"dmlbench", "dmlbench.strict_yaml"}
 

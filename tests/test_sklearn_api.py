@@ -1,8 +1,12 @@
 """dmlbench as a scikit-learn library: every linear metric passes scikit-learn's
 `check_estimator` (the checks it cannot pass declared, with the reason, in its
-`expected_failed_checks`), every method is importable from the top level without importing the
-others at `import dmlbench`, and `MetricKNeighborsClassifier` predicts what the benchmark's
-evaluation scores and what scikit-learn's k-NN classifier predicts for the Euclidean metric."""
+`expected_failed_checks`), and so do the classifiers (KLHP) and the local metrics, which score
+as classifiers; every method is importable from the top level (by its class name and by its
+registry name upper-cased) without importing the others at `import dmlbench`;
+`MetricKNeighborsClassifier` predicts what the benchmark's evaluation scores and what
+scikit-learn's k-NN classifier predicts for the Euclidean metric, and finds the neighbours
+scikit-learn's `NearestNeighbors` finds; the linear metrics' `get_mahalanobis_matrix` and
+`get_metric` are metric-learn's."""
 
 import subprocess
 import sys
@@ -11,18 +15,20 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
-from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split
-from sklearn.neighbors import KNeighborsClassifier
+from sklearn.model_selection import (GridSearchCV, StratifiedKFold, cross_val_score,
+                                     train_test_split)
+from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import check_estimator
+from sklearn.utils.estimator_checks import check_estimator, check_fit2d_1sample
 
 import dmlbench
 from dmlbench import MetricKNeighborsClassifier
 from dmlbench.data import registry as data_registry
 from dmlbench.measure.evaluation import evaluate
 from dmlbench.methods import REGISTRY
-from dmlbench.methods.base import LinearMetric
+from dmlbench.methods.base import Classifier, LinearMetric
+from dmlbench.methods.local import LocalMetric
 
 #: parameters that keep each check_estimator run to seconds (iteration caps; the checks are
 #: about the API, not the optimum)
@@ -35,12 +41,30 @@ FAST = {"lmnn": {"max_iter": 10, "min_iter": 1}, "itml": {"max_iter": 10},
 #: those whose checks take about a second or less on 2 cores: the quick suite runs them
 QUICK = {"euclidean", "pca", "lda", "lfda", "rca", "mfa"}
 LINEAR = sorted(name for name, cls in REGISTRY.items() if issubclass(cls, LinearMetric))
+#: the methods that predict: the classifiers (KLHP) and the local metrics (RMVEM, RMLE, MiniVenn)
+PREDICTING = sorted(name for name, cls in REGISTRY.items()
+                    if issubclass(cls, (Classifier, LocalMetric)))
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in QUICK else pytest.mark.slow)
                                   for n in LINEAR])
 def test_every_linear_metric_passes_check_estimator(name):
-    est = REGISTRY[name](**FAST.get(name, {}))
+    _passes_check_estimator(REGISTRY[name](**FAST.get(name, {})))
+
+
+@pytest.mark.parametrize("name", PREDICTING)
+def test_the_classifiers_and_local_metrics_pass_check_estimator(name):
+    """With their default parameters (KLHP's and the local metrics' own selection included):
+    NotFittedError, n_features_in_, sparse input refused with scikit-learn's message, one
+    sample, a 1-D query, ... pass; the only declared failure is MiniVenn's cosine neighbourhoods
+    on the check's integer data (zero rows)."""
+    assert set(PREDICTING) == {"klhp", "rmvem", "rmle", "minivenn"}
+    est = REGISTRY[name]()
+    assert est.__sklearn_tags__().estimator_type == "classifier"
+    _passes_check_estimator(est)
+
+
+def _passes_check_estimator(est):
     declared = type(est).expected_failed_checks
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -71,18 +95,147 @@ def test_the_classifier_passes_check_estimator():
         check_estimator(MetricKNeighborsClassifier())
 
 
+@pytest.mark.parametrize("metric", [None, "rmvem", "klhp", "lmnn", "move_labeled"])
+def test_the_classifier_refuses_one_sample_as_scikit_learn_asks(metric):
+    """Every method needs two training points; the classifier says so in scikit-learn's words
+    ("1 sample"), whatever the metric (the methods' own messages name other things)."""
+    est = MetricKNeighborsClassifier(None if metric is None else REGISTRY[metric]())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_fit2d_1sample("MetricKNeighborsClassifier", est)
+
+
+# --- classifiers that score ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, params", [("klhp", {}), ("rmvem", {"m_grid": [8, 16]}),
+                                          ("rmle", {"m_grid": [8, 16]}),
+                                          ("minivenn", {"m_grid": [8, 16]})])
+def test_cross_val_score_of_a_classifier_method_is_the_benchmarks_accuracy(name, params):
+    """`cross_val_score(KLocalHyperplane(), X, y)` runs, and each fold's score is the accuracy
+    the benchmark's evaluation records for that fold (k = 1 for a local metric: the smallest of
+    its `k_select`, the default of its `predict`)."""
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    folds = StratifiedKFold(3, shuffle=True, random_state=0)
+    scores = cross_val_score(REGISTRY[name](**params), X, y, cv=folds)
+    for score, (train, test) in zip(scores, folds.split(X, y)):
+        est = REGISTRY[name](**params).fit(X[train], y[train])
+        expected = evaluate(est, X[test], y[train], y[test], [1], 1, {})["accuracy_k1"]
+        assert score == expected
+    assert scores.min() > 0.6  # wine has 3 classes of 33-40 %: far above chance
+
+
+def test_a_local_metric_predicts_with_the_list_chosen_for_each_k():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y,
+                                                        random_state=0)
+    est = dmlbench.RMVEM(m_grid=[8, 16, 32]).fit(X_train, y_train)
+    metrics = evaluate(est, X_test, y_train, y_test, [1, 3, 5], 5, {})
+    for k in (1, 3, 5):
+        assert np.mean(est.predict(X_test, k) == y_test) == metrics[f"accuracy_k{k}"]
+    with pytest.raises(ValueError, match="not in k_select"):
+        est.predict(X_test, 2)
+
+
+# --- kneighbors of the classifier ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_neighbors", [1, 5])
+def test_the_classifiers_kneighbors_are_scikit_learns(n_neighbors):
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)  # continuous features: no distance ties
+    X_train, X_test, y_train, _ = train_test_split(X, y, random_state=0)
+    ours = MetricKNeighborsClassifier(n_neighbors=3).fit(X_train, y_train)
+    theirs = NearestNeighbors(n_neighbors=n_neighbors, algorithm="brute").fit(X_train)
+    for query in (X_test, None):  # None: the training points, each without itself
+        dist, ind = ours.kneighbors(query, n_neighbors)
+        their_dist, their_ind = theirs.kneighbors(query)
+        assert np.array_equal(ind, their_ind)
+        assert np.allclose(dist, their_dist)
+        assert np.array_equal(ours.kneighbors(query, n_neighbors, return_distance=False), ind)
+    assert ours.kneighbors(X_test)[1].shape == (len(X_test), 3)  # default: its n_neighbors
+    with pytest.raises(ValueError, match=r"n_neighbors must be an integer in \[1, "):
+        ours.kneighbors(X_test, 0)
+    # a classifier method has no neighbours to give
+    assert not hasattr(MetricKNeighborsClassifier(dmlbench.KLHP()), "kneighbors")
+
+
+# --- metric-learn's names --------------------------------------------------------------------
+
+
+def test_get_mahalanobis_matrix_and_get_metric_are_metric_learns_on_the_same_fit():
+    """LFDA runs metric-learn's own fit: ours and metric-learn's estimator, fitted on the same
+    data, give the same M and the same distances."""
+    import metric_learn
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    ours = REGISTRY["lfda"](k=7).fit(X, y)
+    theirs = metric_learn.LFDA(k=7).fit(X, y)
+    M = ours.get_mahalanobis_matrix()
+    assert M.shape == (X.shape[1], X.shape[1])
+    assert np.allclose(M, theirs.get_mahalanobis_matrix(), atol=1e-10)
+    for u, v in [(X[0], X[1]), (X[5], X[100])]:
+        for squared in (False, True):
+            assert ours.get_metric()(u, v, squared=squared) == pytest.approx(
+                theirs.get_metric()(u, v, squared=squared), rel=1e-9)
+
+
+@pytest.mark.parametrize("name, params", [("lmnn", {"max_iter": 30, "min_iter": 1}),
+                                          ("nca", {"max_iter": 20}), ("rca", {}),
+                                          ("euclidean", {}), ("pca", {"n_components": 2})])
+def test_get_mahalanobis_matrix_and_get_metric_as_metric_learn_defines_them(name, params):
+    """M = L^T L (a copy), and metric(u, v) what metric-learn's `MahalanobisMixin.get_metric`
+    computes from the same L (and SciPy's Mahalanobis distance from M)."""
+    import metric_learn
+    from scipy.spatial.distance import mahalanobis
+
+    X, y = load_iris(return_X_y=True)
+    est = REGISTRY[name](**params).fit(X, y)
+    reference = metric_learn.NCA()
+    reference.components_ = np.array(est.components_)
+    M = est.get_mahalanobis_matrix()
+    assert np.allclose(M, reference.get_mahalanobis_matrix(), rtol=1e-12, atol=1e-12)
+    M[0, 0] += 1.0  # a copy: the fitted metric is unchanged
+    assert np.allclose(est.get_mahalanobis_matrix(), reference.get_mahalanobis_matrix())
+    metric, theirs = est.get_metric(), reference.get_metric()
+    for u, v in [(X[0], X[1]), (X[10], X[140]), (X[3], X[3])]:
+        assert metric(u, v) == pytest.approx(theirs(u, v), rel=1e-9, abs=1e-12)
+        assert metric(u, v, squared=True) == pytest.approx(theirs(u, v, squared=True),
+                                                           rel=1e-9, abs=1e-12)
+        assert metric(u, v) == pytest.approx(
+            mahalanobis(u, v, reference.get_mahalanobis_matrix()), rel=1e-9, abs=1e-12)
+    with pytest.raises(ValueError, match="two 1-D points of 4 features"):
+        metric(X[:2], X[2:4])
+
+
 # --- the top level ---------------------------------------------------------------------------
 
 
-def test_every_registered_method_is_importable_by_its_class_name():
+def test_every_registered_method_is_importable_by_its_class_name_and_alias():
     names = [cls.__name__ for cls in REGISTRY.values()]
     assert len(set(names)) == len(names)
-    for cls in REGISTRY.values():
+    for name, cls in REGISTRY.items():
         assert getattr(dmlbench, cls.__name__) is cls
+        assert getattr(dmlbench, name.upper()) is cls
     from dmlbench import RMVEM, BoostMDMG, MoveLabeled, NCA  # noqa: F401  (the issue's line)
-    assert {"MetricKNeighborsClassifier", "RMVEM", "LMNN"} <= set(dir(dmlbench))
-    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
-        dmlbench.Nope  # noqa: B018
+    from dmlbench import KLHP, MOVE_LABELED, KLocalHyperplane  # noqa: F401  (issue 44's)
+    assert KLHP is KLocalHyperplane and MOVE_LABELED is MoveLabeled
+    assert {"MetricKNeighborsClassifier", "RMVEM", "LMNN", "KLHP"} <= set(dir(dmlbench))
+
+
+def test_an_unknown_name_lists_the_importable_ones():
+    with pytest.raises(AttributeError, match="no attribute 'Klhp'") as err:
+        dmlbench.Klhp  # noqa: B018
+    message = str(err.value)
+    assert "did you mean 'KLHP'" in message
+    for cls in REGISTRY.values():
+        assert cls.__name__ in message
+    assert "KLHP" in message and "MetricKNeighborsClassifier" in message
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        dmlbench.nope  # noqa: B018
 
 
 def test_import_dmlbench_loads_no_method():

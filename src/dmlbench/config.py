@@ -21,7 +21,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from . import strict_yaml
+from . import strict_yaml, suggestions
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "config.schema.yaml"
 
@@ -104,7 +104,7 @@ def validate_schema(config: dict, fill_defaults: bool = False) -> None:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigError(".".join([*path, unknown]), f"unknown key{hint}; the keys here "
                               f"are {', '.join(known)}")
-        raise ConfigError(".".join(path) or "<top level>", " ".join(err.message.split()))
+        raise ConfigError(".".join(path) or "<top level>", suggestions.schema_message(err))
 
 
 def with_defaults(config: dict) -> dict:

@@ -12,7 +12,7 @@ import functools
 import inspect
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -34,6 +34,29 @@ def check_training_data(X, y, min_classes: int = 1) -> tuple[np.ndarray, np.ndar
     if n_classes < min_classes:
         raise ValueError(f"y has {n_classes} class(es); this method needs at least {min_classes}")
     return X, y
+
+
+def validated_training_data(est, X, y, min_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of `fit` validated as scikit-learn's estimators do (`validate_data`: 2-D finite
+    floats, at least 2 samples, dense, `n_features_in_` set; y class labels), then the parameters
+    and the limits the data set (`check_parameters`, `check_data_limits`). A `fit` that calls it
+    sets ``fit.checks_parameters = True`` (`KNeighborsMethod.__init_subclass__`)."""
+    X, y = validate_data(est, X, y, dtype=np.float64, ensure_min_samples=2)
+    check_classification_targets(y)
+    n_classes = np.unique(y).size
+    if n_classes < min_classes:
+        raise ValueError(f"y has {n_classes} class(es); this method needs at least {min_classes}")
+    params = est.get_params(deep=False)
+    type(est).check_parameters(params)
+    type(est).check_data_limits(params, X.shape[0], X.shape[1], n_classes)
+    return X, y
+
+
+def validated_queries(est, X) -> np.ndarray:
+    """Query points of a fitted method as scikit-learn validates them (`NotFittedError` before
+    `fit`, the number of features seen by `fit`, finite floats, dense)."""
+    check_is_fitted(est, "n_features_in_")
+    return validate_data(est, X, reset=False, dtype=np.float64)
 
 
 def check_query(X, n_features: int) -> np.ndarray:
@@ -68,6 +91,9 @@ class KNeighborsMethod(BaseEstimator):
     learns_from_training = True
     #: every `__init__` parameter -> its constraints (`dmlbench.methods.parameters`)
     _parameter_constraints: dict = {}
+    #: the checks of scikit-learn's `check_estimator` this method cannot pass, each with the
+    #: reason: `check_estimator(est, expected_failed_checks=est.expected_failed_checks)`
+    expected_failed_checks: dict[str, str] = {}
 
     def __init_subclass__(cls, **kwargs):
         """Every `fit` a subclass defines first checks the parameters (`check_parameters`) and
@@ -183,9 +209,11 @@ class KNeighborsMethod(BaseEstimator):
         return {}
 
 
-class Classifier(KNeighborsMethod):
+class Classifier(ClassifierMixin, KNeighborsMethod):
     """A classifier that is not a metric over the training points (e.g. KLHP): evaluated on
-    accuracy only, through `predict`, with no neighbour lists and so no hubness."""
+    accuracy only, through `predict`, with no neighbour lists and so no hubness. As a library
+    it is a scikit-learn classifier: `score` is `ClassifierMixin`'s mean accuracy of `predict`
+    (`cross_val_score` works), and it passes `check_estimator` (tests/test_sklearn_api.py)."""
 
     kind = "classifier"
     predicts_only = True
@@ -208,23 +236,12 @@ class LinearMetric(TransformerMixin, KNeighborsMethod):
 
     kind = "global"
     min_classes = 2
-    #: the checks of scikit-learn's `check_estimator` this method cannot pass, each with the
-    #: reason: `check_estimator(est, expected_failed_checks=est.expected_failed_checks)`
-    expected_failed_checks: dict[str, str] = {}
 
     def fit(self, X, y):
         """Learn L from the training points X (n x D) and their labels y: the input is
         validated first (`validate_data`: an error names the problem), then the parameters
         and the limits the data set (`check_parameters`, `check_data_limits`)."""
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
-        check_classification_targets(y)
-        n_classes = np.unique(y).size
-        if n_classes < self.min_classes:
-            raise ValueError(f"y has {n_classes} class(es); this method needs at least "
-                             f"{self.min_classes}")
-        params = self.get_params(deep=False)
-        type(self).check_parameters(params)
-        type(self).check_data_limits(params, X.shape[0], X.shape[1], n_classes)
+        X, y = validated_training_data(self, X, y, self.min_classes)
         self.components_ = np.asarray(self._learn_components(X, y), dtype=float)
         self.embedding_ = self.transform(X)
         return self
@@ -243,6 +260,30 @@ class LinearMetric(TransformerMixin, KNeighborsMethod):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True  # supervised: fit(X, y) needs the labels
         return tags
+
+    def get_mahalanobis_matrix(self) -> np.ndarray:
+        """M = L^T L (D x D), the Mahalanobis matrix of d(x, y)^2 = (x - y)^T M (x - y), as
+        metric-learn's `MahalanobisMixin.get_mahalanobis_matrix` (a copy)."""
+        check_is_fitted(self, "components_")
+        return self.components_.T @ self.components_
+
+    def get_metric(self):
+        """The learnt distance as a function of two points, `metric(u, v, squared=False)` =
+        ||L u - L v|| (its square with `squared=True`), as metric-learn's
+        `MahalanobisMixin.get_metric`: for scikit-learn's `metric=` arguments, SciPy, ..."""
+        check_is_fitted(self, "components_")
+        components_T = self.components_.T.copy()
+
+        def metric(u, v, squared: bool = False) -> float:
+            u, v = (np.asarray(p, dtype=np.float64) for p in (u, v))
+            if u.ndim != 1 or u.shape != v.shape or u.shape[0] != components_T.shape[0]:
+                raise ValueError(f"metric(u, v) takes two 1-D points of {components_T.shape[0]} "
+                                 f"features, got shapes {u.shape} and {v.shape}")
+            diff = (u - v) @ components_T
+            dist = float(diff @ diff)
+            return dist if squared else float(np.sqrt(dist))
+
+        return metric
 
     def kneighbors(self, X, n_neighbors: int, progress: bool = False):
         return euclidean_kneighbors(self.transform(X), self.embedding_, n_neighbors,

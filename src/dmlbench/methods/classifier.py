@@ -74,7 +74,7 @@ class MetricKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         k = self.n_neighbors
         if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
             raise ValueError(f"n_neighbors must be an integer >= 1, got {k!r}")
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)  # the methods'
         check_classification_targets(y)
         self.classes_, self._y = np.unique(y, return_inverse=True)
         if self.n_neighbors > X.shape[0]:
@@ -102,6 +102,29 @@ class MetricKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         if self.metric_.predicts_only:
             return self.classes_[np.asarray(self.metric_.predict(X, int(self.n_neighbors)))]
         return self.classes_[knn_vote(self._y[self._neighbours(X)], self.classes_.size)]
+
+    @available_if(_has_distances)
+    def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
+        """The `n_neighbors` (default: `n_neighbors` of the classifier) nearest training points
+        of each query, as scikit-learn's `KNeighborsMixin.kneighbors`: (dist, ind) sorted by
+        (distance, training index), indices into the training set; only ind with
+        `return_distance=False`. X None: the training points' own neighbours, each point left
+        out of its list (the method's `train_kneighbors`). The list is the one the k-NN rule
+        with this classifier's k uses (a local metric's metric chosen for that k)."""
+        check_is_fitted(self)
+        n_neighbors = self.n_neighbors if n_neighbors is None else n_neighbors
+        n_train = self._y.shape[0]
+        limit = n_train if X is not None else n_train - 1
+        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, Integral) or not (
+                1 <= n_neighbors <= limit):
+            raise ValueError(f"n_neighbors must be an integer in [1, {limit}] (the "
+                             f"{'other ' * (X is None)}training points), got {n_neighbors!r}")
+        if X is None:
+            dist, ind = self.metric_.train_kneighbors(int(n_neighbors))
+        else:
+            k = int(self.n_neighbors)
+            dist, ind = self.metric_.kneighbors_per_k(self._check(X), [k], int(n_neighbors))[k]
+        return (dist, ind) if return_distance else ind
 
     @available_if(_has_distances)
     def predict_proba(self, X) -> np.ndarray:

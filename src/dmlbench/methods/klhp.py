@@ -26,7 +26,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
-from .base import Classifier, check_query, check_training_data
+from .base import Classifier, validated_queries, validated_training_data
 from .parameters import Grid, Interval, require
 from .registry import register
 
@@ -115,7 +115,7 @@ class KLocalHyperplane(Classifier):
                 f"more than n_train = {n_train} training points")
 
     def fit(self, X, y):
-        X, y = check_training_data(X, y, self.min_classes)
+        X, y = validated_training_data(self, X, y, self.min_classes)
         self.classes_, self.y_ = np.unique(y, return_inverse=True)
         counts = np.bincount(self.y_)
         if counts.min() < 2:
@@ -129,7 +129,6 @@ class KLocalHyperplane(Classifier):
                              "smallest class")
         self.K_grid_ = sorted({int(k) for k in Ks if k <= cap}) or [cap]
         self.lam_grid_ = [float(v) for v in lams]
-        self.n_features_in_ = X.shape[1]
         self.X_ = X
         if len(self.K_grid_) * len(self.lam_grid_) == 1:
             self.K_, self.lam_, self.loo_error_ = self.K_grid_[0], self.lam_grid_[0], None
@@ -141,6 +140,8 @@ class KLocalHyperplane(Classifier):
         i, j = np.unravel_index(int(np.argmin(self.loo_error_)), self.loo_error_.shape)
         self.K_, self.lam_ = self.K_grid_[i], self.lam_grid_[j]
         return self
+
+    fit.checks_parameters = True  # checked inside, after the input (`validated_training_data`)
 
     def _class_distances(self, Q, depth, Ks, lams, loo=False) -> np.ndarray:
         """Squared hyperplane distances (len(Ks), len(lams), classes, len(Q))."""
@@ -165,7 +166,7 @@ class KLocalHyperplane(Classifier):
 
     def predict(self, X, k: int | None = None) -> np.ndarray:
         """Class labels; `k` (the k-NN rule's k) is ignored: K was chosen on training error."""
-        Q = check_query(X, self.n_features_in_)
+        Q = validated_queries(self, X)
         dist = self._class_distances(Q, self.K_, [self.K_], [self.lam_])[0, 0]
         return self.classes_[dist.argmin(axis=0)]
 

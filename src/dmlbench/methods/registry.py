@@ -24,6 +24,23 @@ def register(name: str):
     return decorate
 
 
+def import_alias(name: str) -> str:
+    """The second name method `name` is importable by from `dmlbench`, beside its class name:
+    the registry name upper-cased (``from dmlbench import KLHP``, ``MOVE_LABELED``)."""
+    return name.upper()
+
+
+def importable() -> dict[str, type]:
+    """Every registered method's class by each name ``from dmlbench import ...`` takes: its
+    class name and its `import_alias` (the same for e.g. RMVEM)."""
+    out = {cls.__name__: cls for cls in REGISTRY.values()}
+    for name, cls in REGISTRY.items():
+        if out.setdefault(import_alias(name), cls) is not cls:
+            raise ValueError(f"the import alias {import_alias(name)} of method '{name}' is the "
+                             f"class name of {out[import_alias(name)].__name__}")
+    return out
+
+
 def get(name: str) -> type:
     """The class registered as `name`, else the plug-in an installed package registers under
     that entry-point name (`plugins.load`); a `KeyError` naming close matches when unknown (a

@@ -10,11 +10,13 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from ...measure.knn_rule import knn_vote
 from ...measure.neighbours import MAX_BLOCK_BYTES, euclidean_kneighbors
 from ...solvers import mvce
-from ..base import KNeighborsMethod, check_query, check_training_data
+from ..base import KNeighborsMethod, validated_queries, validated_training_data
 from ..parameters import Grid, Interval, Options, require
 from ..registry import register
 from .search import (TIE_RTOL, OwnedMetrics, TrainingPoints, certified_band, search,
@@ -45,9 +47,15 @@ def default_m_grid(d: int, n: int, grid_size: int, m_range=(1, 3)) -> list[int]:
     return [int(v) for v in values]
 
 
-class LocalMetric(KNeighborsMethod):
+class LocalMetric(ClassifierMixin, KNeighborsMethod):
     """Shared machinery of the local GQD metrics; subclasses give the weights (`weighting`), the
-    candidate settings besides m (`_candidates`) and the spectral gains (`_gains`)."""
+    candidate settings besides m (`_candidates`) and the spectral gains (`_gains`).
+
+    As a library a local metric is also a scikit-learn classifier: `predict(X, k)` is the k-NN
+    rule of the benchmark (`measure.knn_rule`) on the list chosen for k (default: the smallest
+    of `k_select`, the one `kneighbors` answers with), `score` is `ClassifierMixin`'s mean
+    accuracy, and it passes `check_estimator` (tests/test_sklearn_api.py).
+    """
 
     kind = "local"
     family = "local"
@@ -92,11 +100,10 @@ class LocalMetric(KNeighborsMethod):
 
     # ---- fit ----------------------------------------------------------------------------
     def fit(self, X, y):
-        X, y = check_training_data(X, y, self.min_classes)
+        X, y = validated_training_data(self, X, y, self.min_classes)
         n, d = X.shape
         self._set_m_grid(n, d)
         self.candidates_ = self._candidates(d)
-        self.n_features_in_ = d
         self.X_, self.y_ = X, np.unique(y, return_inverse=True)[1]
         self.classes_ = np.unique(y)
         self._train = TrainingPoints(X)
@@ -112,7 +119,12 @@ class LocalMetric(KNeighborsMethod):
             self.selected_ = {int(k): (self.m_grid_[0], 0) for k in self.k_select}
         else:
             self._select()
+        if self.weighting == "mvce":  # scikit-learn's n_iter_ beside a max_iter parameter
+            self.n_iter_ = max((int(np.max(i)) for i in self._stats["iterations"] if np.size(i)),
+                               default=0)
         return self
+
+    fit.checks_parameters = True  # checked inside, after the input (`validated_training_data`)
 
     def _neighbourhood_space(self, X: np.ndarray, what: str) -> np.ndarray:
         if self.neighbourhood == "euclidean":
@@ -316,7 +328,7 @@ class LocalMetric(KNeighborsMethod):
     def kneighbors_per_k(self, X, ks, n_neighbors: int, progress: bool = False):
         """{k: (dist, ind)}: the `n_neighbors` nearest training points of each query under the
         metric chosen for the k-NN rule with this k (one search per distinct choice)."""
-        Q = check_query(X, self.n_features_in_)
+        Q = validated_queries(self, X)
         self._check_depth(n_neighbors, self.X_.shape[0])
         missing = sorted(set(int(k) for k in ks) - set(self.selected_))
         if missing:
@@ -333,8 +345,18 @@ class LocalMetric(KNeighborsMethod):
         return out
 
     def kneighbors(self, X, n_neighbors: int, progress: bool = False):
+        check_is_fitted(self, "selected_")
         k = min(self.selected_)
         return self.kneighbors_per_k(X, [k], n_neighbors)[k]
+
+    def predict(self, X, k: int | None = None) -> np.ndarray:
+        """Class labels by the k-NN rule (majority of the k nearest training points under the
+        metric chosen for this k, a tie to the smallest class: `measure.knn_rule`); k must be
+        in `k_select` (default: its smallest)."""
+        check_is_fitted(self, "selected_")
+        k = min(self.selected_) if k is None else int(k)
+        ind = self.kneighbors_per_k(X, [k], k)[k][1]
+        return self.classes_[knn_vote(self.y_[ind], self.classes_.size)]
 
     def train_kneighbors(self, n_neighbors: int):
         self._check_depth(n_neighbors, self.X_.shape[0] - 1)
@@ -521,6 +543,9 @@ class RMVEM(_GQDMetric):
         The class labels.
     n_features_in_ : int
         Features D seen by `fit`.
+    n_iter_ : int
+        The most iterations any MVCE solve of `fit` (the selection) took; 0 when `fit` solved
+        none (a single candidate: the queries' ellipsoids are solved when they are queried).
     """
 
     weighting = "mvce"
@@ -731,10 +756,17 @@ class MiniVenn(LocalMetric):
         The class labels.
     n_features_in_ : int
         Features D seen by `fit`.
+    n_iter_ : int
+        The most iterations any MVCE solve of `fit` (the selection) took; 0 when `fit` solved
+        none (a single candidate: the queries' ellipsoids are solved when they are queried).
     """
 
     papers = ("am07",)
     weighting = "mvce"
+    expected_failed_checks = {
+        "check_estimators_dtypes": "neighbourhood='cosine' (the paper's MiniVenn) needs rows of "
+        "non-zero length, and the check's integer copy of its data has zero rows (refused with "
+        "a ValueError naming the row); with neighbourhood='euclidean' the check passes"}
     _parameter_constraints = {
         **LOCAL, **MVCE, "rho": [Interval(Real, 0, 1), None],
         "rho_grid": [Grid(Interval(Real, 0, 1))], "tau": [Interval(Real, 0, 1, closed="neither")],
