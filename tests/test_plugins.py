@@ -18,7 +18,7 @@ from sklearn.datasets import load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
 from dmlbench import cli, config, data, records
-from dmlbench.methods import plugins
+from dmlbench.methods import plugins, search_spaces
 from dmlbench.methods.euclidean import Euclidean
 from dmlbench.run import job, plan, protocols
 
@@ -201,6 +201,51 @@ def test_each_bad_plugin_fails_at_check_config_in_one_line(tmp_path, plugin_file
     text = check_config_error(_config(tmp_path, entry))
     assert text.count("\n") == 1, text
     assert f"config error at '{key}'" in text and message in text, text
+
+
+def _tuned_config(tmp_path, method_entry):
+    path = _config(tmp_path, method_entry)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "tuning": {"budget": 3}}))
+    return path
+
+
+def test_a_tuned_config_refuses_a_plugin_without_its_search_space(tmp_path, plugin_file):
+    """Left out, the plug-in would run untuned beside tuned methods: refused in one line at
+    its `search_space`, naming the way out; the built-in methods need none (theirs is
+    registered, or they have no hyperparameter)."""
+    text = check_config_error(_tuned_config(tmp_path, {"class": "plugins/whiten.py:Whiten"}))
+    assert text.count("\n") == 1, text
+    assert "config error at 'methods.mine.search_space': under `tuning` a plug-in method " \
+           "needs its search space" in text
+    assert "['shrinkage']" in text and "`search_space: {}` to run it untuned on purpose" in text
+    # given (or empty on purpose), the config is valid; empty: one candidate, its params
+    for space, candidates in (({"shrinkage": [0.1, 0.5]}, 2), ({}, 1)):
+        path = _tuned_config(tmp_path, {"class": "plugins/whiten.py:Whiten",
+                                        "search_space": space})
+        cfg = plan.check(config.load(path), config_files=[path])
+        assert plan.job_spec(cfg, "iris", "mine", [0])["tuning"]["space"] == space
+        assert len(search_spaces.candidates(space, 3, 0)) == candidates
+
+
+def test_a_typo_in_a_plugins_search_space_is_named_once_with_the_closest(tmp_path,
+                                                                          plugin_file):
+    entry = {"class": "plugins/whiten.py:Whiten", "search_space": {"shrinkge": [0.1, 0.5]}}
+    text = check_config_error(_tuned_config(tmp_path, entry))
+    assert text.count("\n") == 1, text
+    assert "config error at 'methods.mine.search_space.shrinkge': " in text
+    assert text.count("search_space") == 1, text  # the key once, not again in the message
+    assert f"{plugin_file}:Whiten has no parameter 'shrinkge' (did you mean 'shrinkage'?)" \
+        in text
+    assert "WhitenPlugin" not in text and "Plugin " not in text  # not the adapter class
+    # a registered method's typo alike (its class), and a params typo
+    text = check_config_error(_tuned_config(tmp_path, {"method": "itml",
+                                                       "search_space": {"gama": [1.0]}}))
+    assert "'methods.mine.search_space.gama': ITML has no parameter 'gama' (did you mean " \
+           "'gamma'?)" in text
+    text = check_config_error(_config(tmp_path, {"method": "lmnn",
+                                                 "params": {"n_neighbours": 3}}))
+    assert "'methods.mine.params.n_neighbours': method 'lmnn' has no parameter(s) " \
+           "['n_neighbours'] (did you mean 'n_neighbors'?)" in text
 
 
 def test_a_plugin_file_that_does_not_import_is_one_line(tmp_path, plugin_file):

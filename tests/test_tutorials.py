@@ -9,7 +9,8 @@ Their fenced blocks are read as the pages show them:
 - the ``bash`` blocks are the commands the slow test runs (check-config, snakemake), after
   writing the files from the blocks; then the plug-in methods must be in MLflow and the report,
   and an edit of the plug-in file must rerun its jobs only;
-- each row of your-method.md's table of refusals is what `dmlbench check-config` prints.
+- each row of your-method.md's tables of refusals is what `dmlbench check-config` prints (the
+  second table's under a `tuning` block).
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ import pytest
 import yaml
 from conftest import REPO, copy_project, snakemake
 
-from dmlbench import cli, config
+from dmlbench import cli, config, records
 
 DATA_PAGE, METHOD_PAGE = REPO / "docs" / "your-data.md", REPO / "docs" / "your-method.md"
 PAGES = (DATA_PAGE, METHOD_PAGE)  # in this order: the data page writes the CSV file
 TUTORIAL = "config/tutorial/your-benchmark.yaml"
+TUNED = "config/tutorial/your-tuned-benchmark.yaml"
 
 
 def blocks(page: Path) -> list[tuple[str, str]]:
@@ -89,7 +91,8 @@ def tutorial_copy(dest: Path) -> Path:
 
 def test_the_pages_have_what_the_tutorial_needs():
     paths = {path for _, path, _ in file_blocks()}
-    assert {"config/tutorial/plugins/whiten.py", TUTORIAL} <= paths
+    assert {"config/tutorial/plugins/whiten.py", TUTORIAL, TUNED} <= paths
+    assert ["dmlbench", "check-config", TUNED] in commands(METHOD_PAGE)
     assert python_blocks(DATA_PAGE) and len(python_blocks(METHOD_PAGE)) >= 2
     for page in PAGES:
         assert ["snakemake", "--cores", "2", "--configfile", TUTORIAL] in commands(page)
@@ -124,22 +127,32 @@ def test_the_yaml_fragments_are_valid_config():
                                 **yaml.safe_load(text)})
 
 
-def refusal_rows() -> list[tuple[str, str, str]]:
-    """(method entry, key, message) of each row of your-method.md's table of refusals."""
-    out = []
+def refusal_rows() -> list[tuple[str, str, str, bool]]:
+    """(method entry, key, message, tuned) of each row of your-method.md's tables of refusals;
+    tuned: a row of the table under `tuning:` (its config has a `tuning` block)."""
+    out, tuned = [], False
     for line in METHOD_PAGE.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("problem"):
+            tuned = "`tuning:`" in cells[0]
         if len(cells) == 3 and cells[1].startswith("`{"):
             key, message = re.fullmatch(r"`([^`]+)`: (``? ?)(.*?)( ?``?)", cells[2]).group(1, 3)
-            out.append((cells[1].strip("`"), key, message))
+            out.append((cells[1].strip("`"), key, message, tuned))
     return out
 
 
-@pytest.mark.parametrize("entry, key, message", refusal_rows(), ids=lambda v: str(v)[:40])
-def test_each_refusal_shown_is_what_check_config_prints(tmp_path, entry, key, message):
+def test_both_tables_of_refusals_are_read():
+    rows = refusal_rows()
+    assert sum(tuned for *_, tuned in rows) >= 3 and sum(not t for *_, t in rows) >= 8
+
+
+@pytest.mark.parametrize("entry, key, message, tuned", refusal_rows(),
+                         ids=lambda v: str(v)[:40])
+def test_each_refusal_shown_is_what_check_config_prints(tmp_path, entry, key, message, tuned):
     project = tutorial_copy(tmp_path)
     path = project / "config" / "tutorial" / "bad.yaml"
-    path.write_text(f"benchmark: t\ndatasets: {{iris: }}\nmethods:\n  mine: {entry}\n")
+    path.write_text(f"benchmark: t\ndatasets: {{iris: }}\nmethods:\n  mine: {entry}\n"
+                    + "tuning: {budget: 2}\n" * tuned)
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert cli.main(["check-config", str(path)]) == 2
@@ -190,6 +203,12 @@ def test_the_tutorial_runs_end_to_end(tmp_path):
     assert plugin["lsml"].startswith("metric_learn:LSML_Supervised metric-learn ")
     page = (project / "reports" / "your-benchmark" / "index.html").read_text()
     assert all(word in page for word in ("whiten", "lsml", "saheart", "lmnn", "euclidean"))
+
+    # the tuned config: the plug-in tuned over the space it gives, by the same rule
+    for name in ("saheart", "iris"):
+        tuned = records.read(project / f"results/your-tuned-benchmark/runs/{name}/whiten/part0.json")
+        assert [r["tuning"]["space"] for r in tuned] == [{"shrinkage": [0.1, 0.0, 0.5, 1.0]}] * 4
+        assert all(r["tuning"]["inner_scores"] for r in tuned)
 
     # an edited plug-in file reruns its own jobs, on both data sets, and no other
     with open(project / "config/tutorial/plugins/whiten.py", "a") as fh:

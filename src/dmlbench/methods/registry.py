@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import difflib
 
+from ..suggestions import did_you_mean
 from . import plugins
+from .parameters import ParameterError
 
 REGISTRY: dict[str, type] = {}
 
@@ -59,13 +61,13 @@ def get(name: str) -> type:
 
 def make(name: str, params: dict | None = None, cls: type | None = None):
     """An instance of method `name` (or of `cls`, e.g. a plug-in's method class) with
-    `params`; `ValueError` naming an unknown parameter."""
+    `params`; `ParameterError` (a `ValueError`) naming an unknown parameter and the closest."""
     cls = cls or get(name)
     params = dict(params or {})
     valid = cls.parameter_names()
     unknown = sorted(set(params) - set(valid))
     if unknown:
-        raise ValueError(
-            f"method '{name}' has no parameter(s) {unknown}; its parameters are {sorted(valid)}"
-        )
+        raise ParameterError(unknown[0], f"method '{name}' has no parameter(s) {unknown}"
+                             f"{did_you_mean(unknown[0], valid)}; its parameters are "
+                             f"{sorted(valid)}")
     return cls(**params)

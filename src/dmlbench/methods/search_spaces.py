@@ -21,6 +21,7 @@ import itertools
 
 import numpy as np
 
+from ..suggestions import did_you_mean
 from .parameters import ParameterError, check_value
 
 #: registered method name -> {parameter: candidate values, simplest first}; the source of
@@ -71,20 +72,25 @@ SPACES: dict[str, dict[str, list]] = {
 }
 
 
-def check(space: dict, cls: type, where: str = "search_space") -> None:
-    """`ParameterError` naming `<where>.<parameter>` when a parameter of `space` is not one of
-    `cls`'s, its values are not a non-empty list without repeats, or a value breaks the
-    parameter's declared constraints."""
+def check(space: dict, cls: type) -> None:
+    """`ParameterError` naming the parameter of `space` (the caller names the key) that is not
+    one of `cls`'s (with the closest of its parameters), whose values are not a non-empty list
+    without repeats, or one of whose values breaks the parameter's declared constraints. The
+    class is named as the user named it (a plug-in by its class path, not its adapter)."""
     names = cls.parameter_names()
     constraints = getattr(cls, "_parameter_constraints", {})
+    shown = getattr(cls, "class_path", "") or cls.__name__
     for name, values in space.items():
         if name not in names:
-            raise ParameterError(name, f"{where}.{name}: {cls.__name__} has no parameter "
-                                       f"'{name}'; its parameters are {sorted(names)}")
+            raise ParameterError(name, f"{shown} has no parameter '{name}'"
+                                       f"{did_you_mean(name, names)}; its parameters are "
+                                       f"{sorted(names)}")
         if not isinstance(values, list) or not values:
-            raise ParameterError(name, f"{where}.{name} must be a non-empty list of values")
+            raise ParameterError(name, f"the candidates of '{name}' must be a non-empty list "
+                                       f"of values, got {values!r}")
         if any(a == b for a, b in itertools.combinations(values, 2)):
-            raise ParameterError(name, f"{where}.{name} lists a value twice: {values}")
+            raise ParameterError(name, f"the candidates of '{name}' list a value twice: "
+                                       f"{values}")
         for value in values:
             if name in constraints:
                 check_value(name, value, constraints[name])

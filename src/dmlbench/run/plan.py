@@ -134,19 +134,28 @@ def tuning_settings(config: dict, label: str) -> dict | None:
 
 def _check_tuning(config: dict, label: str, cls: type) -> None:
     """A method's `search_space` (parameters and values its class accepts), and every candidate
-    the rule would try, with the method's `params`, against the declared constraints."""
+    the rule would try, with the method's `params`, against the declared constraints. Under
+    `tuning` a plug-in (a `class`, or an installed package's method) must give its space: left
+    out, it would run untuned beside tuned methods; `search_space: {}` says so on purpose."""
     key = f"methods.{label}.search_space"
+    entry = config["methods"][label]
     settings = tuning_settings(config, label)
     if settings is None:
-        if "search_space" in config["methods"][label]:
+        if "search_space" in entry:
             raise ConfigError(key, "a search space needs the top-level `tuning` block")
         return
     if config["k_selection"] != "none":
         raise ConfigError("tuning", "equal tuning chooses the hyperparameters per k; it cannot "
                           "be combined with k_selection: loo")
+    if "search_space" not in entry and (
+            "class" in entry or cfg.method_name(config, label) not in method_registry.REGISTRY):
+        raise ConfigError(key, "under `tuning` a plug-in method needs its search space, "
+                          "{parameter: [values, simplest first]} over its parameters "
+                          f"{sorted(cls.parameter_names())}, or `search_space: {{}}` to run it "
+                          "untuned on purpose (docs/your-method.md)")
     params = cfg.method_params(config, label)
     try:
-        search_spaces.check(settings["space"], cls, key)
+        search_spaces.check(settings["space"], cls)
         for candidate in search_spaces.candidates(settings["space"], settings["budget"],
                                                   settings["seed"]):
             cls.check_parameters({**params, **candidate})
