@@ -20,12 +20,13 @@ import errno
 import json
 import logging
 import os
+import shlex
 import shutil
 import sys
 import textwrap
 from pathlib import Path
 
-from . import deferred
+from . import __version__, deferred
 
 # scikit-learn and some of these modules import pandas and pyarrow at start-up, which most verbs
 # never use: imported when first used (dmlbench.deferred)
@@ -36,6 +37,7 @@ with deferred.deferring("pandas", "pyarrow"):
     from .files import check_writable, read_json, write_json
     from .methods import REGISTRY as METHODS
     from .methods import plugins, search_spaces
+    from .methods import registry as method_registry
     from .records import tracking
     from .run import job, plan, protocols
 
@@ -111,15 +113,17 @@ def _spaces() -> None:
 def _methods(args) -> None:
     if args.spaces:
         return _spaces()
-    rows = [(name, cls.family, cls.kind, ", ".join(sorted(cls.parameter_names())))
+    rows = [(name, ", ".join(dict.fromkeys([cls.__name__, method_registry.import_alias(name)])),
+             cls.family, cls.kind, ", ".join(sorted(cls.parameter_names())))
             for name, cls in sorted(METHODS.items())]
-    _print_table(("name", "family", "kind", "parameters"), rows)
+    _print_table(("name", "from dmlbench import", "family", "kind", "parameters"), rows)
     entry_points = plugins.entry_point_names()
     if entry_points:
         print(f"\ninstalled plug-ins (entry points {plugins.ENTRY_POINT_GROUP}): "
               + ", ".join(f"{n} = {plugins.entry_point(n)}" for n in entry_points))
     print("\nyour own method: `class: <file>.py:<Class>` or `<module>:<Class>` in a config "
-          "(docs/your-method.md)")
+          "(docs/your-method.md); as a library: `from dmlbench import KLHP` (either name of its "
+          "row: its class name, or its name upper-cased)")
 
 
 def _check_config(args) -> None:
@@ -203,9 +207,41 @@ def _prepare(args) -> None:
                          f"; the others were prepared")
 
 
+_RUN_USAGE = ("give either --job SPEC with --out FILE, or --batch JSON (the workflow's steps); "
+              "a benchmark config runs through Snakemake: snakemake --cores 2 --configfile "
+              "CONFIG.yaml")
+
+
+def _workflow_command(config_file: str) -> str:
+    """How to run the benchmark of `config_file`: the snakemake command, from the folder of the
+    Snakefile (this one, or the repository this package lies in)."""
+    path = Path(config_file)
+    content = config.read(path)  # FileNotFoundError, or a one-line YAML error
+    if not isinstance(content, dict) or not {"benchmark", "datasets", "methods"} & set(content):
+        raise ValueError(f"{config_file} is not a benchmark config (it has no `benchmark`, "
+                         f"`datasets` or `methods`); {_RUN_USAGE}")
+    here = Path.cwd()
+    root = next((d for d in (here, Path(__file__).resolve().parents[2])
+                 if (d / "Snakefile").is_file()), None)
+    shown = shlex.quote(os.path.relpath(path.resolve(), root) if root is not None and
+                        path.resolve().is_relative_to(root) else str(path.resolve()))
+    command = f"snakemake --cores 2 --configfile {shown}"
+    where = ("" if root == here else f"cd {shlex.quote(str(root))} && " if root is not None else
+             "(in a clone of the dmlbench repository, the folder of its Snakefile) ")
+    return (f"{config_file} is a benchmark config: configs run through Snakemake, which plans "
+            f"the jobs and calls `dmlbench run --batch` for each step. Run it with\n  {where}"
+            f"{command}\n(`--cores N`: as many jobs at once; `snakemake -n ...` lists the jobs "
+            f"without running them; `dmlbench check-config {shlex.quote(config_file)}` checks it; "
+            "docs/usage.md)")
+
+
 def _run(args) -> None:
+    if args.config is not None:
+        if args.job is not None or args.batch is not None:
+            raise ValueError("give a config (CONFIG.yaml) or --job / --batch, not both")
+        raise ValueError(_workflow_command(args.config))
     if (args.job is None) == (args.batch is None):
-        raise ValueError("give either --job SPEC with --out FILE, or --batch JSON")
+        raise ValueError(_RUN_USAGE)
     if args.batch is not None:
         ran = job.run_batch(json.loads(args.batch), threads=args.threads)
     else:
@@ -324,7 +360,8 @@ def _publish(args) -> None:
 
 def _dataset_options(s: argparse.ArgumentParser) -> None:
     """The options of the verbs that build data sets (`dataset`, `prepare`)."""
-    s.add_argument("--cache", default="resources")
+    s.add_argument("--cache", default="resources",
+                   help="data cache directory (default resources, the workflow's data.cache)")
     s.add_argument("--mirror", default=os.environ.get("DMLBENCH_MIRROR") or None,
                    help="directory or base URL tried before the public homes (default: "
                         "$DMLBENCH_MIRROR, which the workflow sets from data.mirror)")
@@ -346,6 +383,8 @@ def _dataset_options(s: argparse.ArgumentParser) -> None:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dmlbench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                   help="print dmlbench's version and exit")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("datasets", help="list the registered data sets")
@@ -363,18 +402,20 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_methods)
 
     s = sub.add_parser("check-config", help="validate a benchmark config")
-    s.add_argument("config")
+    s.add_argument("config", help="the config file (YAML), e.g. config/config.yaml")
     s.set_defaults(func=_check_config)
 
     s = sub.add_parser("dataset", help="build and cache data sets (downloading them if needed)")
-    s.add_argument("names", nargs="+", metavar="name")
+    s.add_argument("names", nargs="+", metavar="name",
+                   help="registered data sets (`dmlbench datasets`), or cache names of --files")
     _dataset_options(s)
     s.set_defaults(func=_dataset)
 
     s = sub.add_parser("prepare", help="build and cache data sets (downloading them if needed) "
                                        "and write their split files (the workflow's prepare "
                                        "steps)")
-    s.add_argument("names", nargs="+", metavar="name")
+    s.add_argument("names", nargs="+", metavar="name",
+                   help="registered data sets (`dmlbench datasets`), or cache names of --files")
     s.add_argument("--splits", default="{}",
                    help="the split files to write, as JSON {file: {\"protocol\": {...}, "
                         "\"seed\": 0, \"drop_classes_below\": 0, \"dataset\": name}}; "
@@ -383,16 +424,24 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_prepare)
 
     s = sub.add_parser("split", help="make and save the splits of one data set")
-    s.add_argument("name")
-    s.add_argument("--protocol", required=True, help="protocol as JSON")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--drop-classes-below", type=int, default=0)
-    s.add_argument("--cache", default="resources")
-    s.add_argument("--out", required=True)
+    s.add_argument("name", help="a data set in the cache (`dmlbench dataset NAME` puts it there)")
+    s.add_argument("--protocol", required=True,
+                   help="protocol as JSON, as a config's `protocol`, e.g. '{\"kind\": \"kfold\", "
+                        "\"folds\": 5}'")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random splits (default 0)")
+    s.add_argument("--drop-classes-below", type=int, default=0,
+                   help="leave out the classes with fewer samples than this (default 0: none)")
+    s.add_argument("--cache", default="resources", help="data cache directory (default resources)")
+    s.add_argument("--out", required=True, help="the split file (.npz) to write")
     s.set_defaults(func=_split)
 
     s = sub.add_parser("run", help="run one job (a method on a data set, for some of its "
-                                   "splits), or a batch of jobs one after the other")
+                                   "splits), or a batch of jobs one after the other; a config "
+                                   "runs through Snakemake (given one, says how)")
+    s.add_argument("config", nargs="?", metavar="CONFIG.yaml",
+                   help="not run here: a benchmark config runs through Snakemake, which calls "
+                        "this verb for each step; given one, the command prints the snakemake "
+                        "command that runs it and exits with status 2")
     s.add_argument("--job", help="job spec as JSON (dmlbench.run.plan.job_spec)")
     s.add_argument("--out", help="record file to write (with --job)")
     s.add_argument("--batch", help="jobs as a JSON list of {\"job\": spec, \"out\": record "
