@@ -206,7 +206,8 @@ def test_the_tutorial_runs_end_to_end(tmp_path):
 
     # the tuned config: the plug-in tuned over the space it gives, by the same rule
     for name in ("saheart", "iris"):
-        tuned = records.read(project / f"results/your-tuned-benchmark/runs/{name}/whiten/part0.json")
+        path = project / f"results/your-tuned-benchmark/runs/{name}/whiten/part0.json"
+        tuned = records.read(path)
         assert [r["tuning"]["space"] for r in tuned] == [{"shrinkage": [0.1, 0.0, 0.5, 1.0]}] * 4
         assert all(r["tuning"]["inner_scores"] for r in tuned)
 
