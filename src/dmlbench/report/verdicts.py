@@ -93,7 +93,7 @@ def how_to_read(rope: float, reference: str) -> str:
         f"How to read the verdicts: the Bayesian hierarchical test decides. A method is better "
         f"than, equivalent to or worse than {reference} when the posterior probability of that "
         f"outcome on a new data set is at least {DECISION} (rope {rope_text(rope)}); otherwise "
-        f"it is not shown better (undecided), which is not the same as not better. It is "
+        f"it is not shown better (undecided): the evidence decides neither way. It is "
         f"borderline when the sampler cannot tell on which side of {DECISION} the probability "
         f"lies (within {MARGIN:g} Monte-Carlo standard errors after the most draws). The other "
         "tests are supporting evidence in their own words: the Bayesian signed-rank test "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 
+import numpy as np
 import pandas as pd
 
 from ... import vocabulary as voc
@@ -129,13 +130,15 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
 
 def _decided(row) -> str:
     """A method's hierarchical verdict in the summary: the verdict in its sentence form, in
-    bold, with the three probabilities and the standard error of the one it turns on."""
-    shown = [verdicts.probability(row[column]) for column, _ in hierarchical.OUTCOMES]
-    p, se = max(((row[c], row[e]) for (c, _), e in zip(hierarchical.OUTCOMES,
-                                                        hierarchical.ERRORS)))
+    bold, with the three probabilities, the one it turns on with its Monte-Carlo standard
+    error."""
+    j = int(np.argmax([row[column] for column, _ in hierarchical.OUTCOMES]))
+    shown = [verdicts.with_error(row[column], row[error]) if i == j
+             else verdicts.probability(row[column])
+             for i, ((column, _), error) in enumerate(zip(hierarchical.OUTCOMES,
+                                                          hierarchical.ERRORS))]
     return (f"<b>{html.escape(verdicts.sentence(row['verdict']))}</b> (P(better) {shown[0]}, "
-            f"P(equivalent) {shown[1]}, P(worse) {shown[2]}; Monte-Carlo s.e. of "
-            f"{verdicts.probability(p)}: {se:.2g})")
+            f"P(equivalent) {shown[1]}, P(worse) {shown[2]})")
 
 
 def _headline_lines(ctx: Context, tests: dict) -> list[str]:
