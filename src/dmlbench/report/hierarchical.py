@@ -309,6 +309,57 @@ def verdict_text(row) -> str:
     return f"{row['verdict']}: {outcome} {shown}"
 
 
+def verdict_table(table: pd.DataFrame, order: list[str], ranks: pd.Series,
+                  reference: str, best: str) -> pd.DataFrame:
+    """The shown table of one view: per method its mean rank and, against the reference and
+    the best-ranked method, the three probabilities (`verdicts.probability`), the standard
+    error of the one the verdict turns on, the verdict and the data sets used."""
+    shown = pd.DataFrame(index=pd.Index(order, name="method"))
+    shown["mean rank"] = [f"{ranks[m]:.2f}" if pd.notna(ranks.get(m)) else "–" for m in order]
+    for against in dict.fromkeys((reference, best)):
+        rows = table[table["against"] == against].set_index("method")
+        if rows.empty:
+            continue
+        for (column, _), word in zip(OUTCOMES, ("better than", "equivalent to", "worse than")):
+            shown[f"P({word} {against})"] = [
+                verdicts.probability(rows.at[m, column]) if m in rows.index else "–"
+                for m in order]
+        shown[f"verdict vs {against}"] = [
+            verdict_text(rows.loc[m]) if m in rows.index else "–" for m in order]
+        shown[f"data sets vs {against}"] = [str(rows.at[m, "data sets"]) if m in rows.index
+                                            else "–" for m in order]
+    return shown
+
+
+def sampling_note(table: pd.DataFrame) -> str:
+    """How many draws the comparisons took, which are borderline, the largest R-hat."""
+    extended = int((table["draws"] > N_SAMPLES).sum())
+    borderline = table.loc[table["verdict"] == verdicts.BORDERLINE]
+    worst = table["R-hat"].max()
+    return (f"Monte-Carlo: {N_SAMPLES} draws per comparison"
+            + (f", more for {extended} near {verdicts.DECISION} (up to "
+               f"{int(table['draws'].max())})" if extended else "")
+            + ("; borderline: " + ", ".join(f"{m} vs {a}" for m, a in
+                                            zip(borderline["method"], borderline["against"]))
+               if len(borderline) else "; none borderline")
+            + f". Largest split R-hat of the posterior draws of the three probabilities: "
+              f"{worst:.3f}" + (" (chains that disagree: see the verdicts)." if worst > 1.01
+                               else "."))
+
+
+def rope_sensitivity(ctx: Context, sec: Section, label, table: pd.DataFrame,
+                     ropes: pd.DataFrame | None, reference: str, rope: float) -> None:
+    """The folded table of the verdicts against `reference` at each rope, and its CSV."""
+    frame = rope_frame(table, ropes, reference, rope)
+    shown = rope_table(frame)
+    sec.table(html_table(shown, swatches=ranking.colours(ctx)),
+              f"Rope sensitivity, {view_name(label)}: the verdict against "
+              f"{reference} at each rope (the probability it turns on ± its Monte-Carlo "
+              "standard error)",
+              export_table(ctx, frame.set_index(["method", "against", "rope"]),
+                           f"hierarchical_rope_k{label}"), folded=True)
+
+
 def headline(table: pd.DataFrame, reference: str) -> dict[str, list[str]]:
     """{verdict: methods} against `reference`, for each of `verdicts.HIERARCHICAL`."""
     rows = table[table["against"] == reference]
