@@ -143,21 +143,18 @@ def test_identical_scores_everywhere_give_equivalence():
     assert result.p_rope > 0.95
 
 
-def known_sampler(p_better: dict[int, float]):
-    """A stand-in for the compiled sampler (`h._sample`) whose posterior is known: pair i's
-    draws make A better in exactly round(p n) of each chain's n draws (in a shuffled order: as
-    good as independent draws) and B better in the rest, so P(A better) = p exactly and its
-    standard error is sqrt(p (1 - p) / draws)."""
-    def sample(model, rows, chains, per_chain, warmup, rng):
-        out = np.empty((len(rows), chains, 3, per_chain))
-        for r, row in enumerate(rows):
-            for c in range(chains):
-                wins = np.zeros(per_chain, dtype=bool)
-                wins[:round(p_better[int(row)] * per_chain)] = True
-                rng.shuffle(wins)
-                out[r, c, 0] = np.where(wins, -10.0, 10.0)  # delta0 of b - a: A better below
-                out[r, c, 1] = 1.0  # std0
-                out[r, c, 2] = 5.0  # nu
+def known_sampler(p_better: dict[float, float]):
+    """A stand-in for the compiled sampler (`h._sample`, one chain per row of the model) whose
+    posterior is known: a chain of a pair whose first data set's scaled mean difference is m
+    makes A better in exactly round(p n) of its n draws, p = p_better[m] (in a shuffled order:
+    as good as independent draws), and B better in the rest, so P(A better) = p exactly and
+    its standard error is sqrt(p (1 - p) / draws)."""
+    def sample(model, per_chain, warmup, rng):
+        out = np.empty((len(model.mean), 1, 3, per_chain))
+        for row, first in enumerate(model.mean[:, 0]):
+            wins = np.arange(per_chain) < round(p_better[round(first, 6)] * per_chain)
+            out[row, 0, 0] = np.where(rng.permutation(wins), -10.0, 10.0)  # delta0 of b - a
+            out[row, 0, 1:] = [[1.0], [5.0]]  # std0, nu
         return out
     return sample
 
@@ -169,11 +166,18 @@ def test_more_chains_until_the_verdict_is_clear_of_the_threshold(monkeypatch):
     is (64 chains, not clear: borderline in the report); 0.5 is clear of 0.95 at once
     (undecided, and settled)."""
     cases = [0.999, 0.952, 0.95, 0.5]
-    monkeypatch.setattr(h, "_sample", known_sampler(dict(enumerate(cases))))
-    a = [[0.5, 0.6, 0.7]] * 3
-    b = [[0.6, 0.6, 0.8]] * 3
-    results = h.hierarchical_tests([(a, b)] * len(cases), rope=0.01, rho=0.1, random_state=0,
-                                   settle_at=0.95)
+    # the pairs differ in their first data set, whose scaled mean difference tells them apart
+    pairs = []
+    for i in range(len(cases)):
+        a = [[0.5, 0.6, 0.7], [0.5, 0.5, 0.5], [0.6, 0.7, 0.8]]
+        b = [[0.5 + 0.01 * (i + 1), 0.62, 0.71], [0.55, 0.56, 0.58], [0.6, 0.72, 0.8]]
+        pairs.append((a, b))
+    firsts = [round(float(np.mean(np.subtract(b[0], a[0]))
+                          / np.mean([np.std(np.subtract(y, x)) for x, y in zip(a, b)])), 6)
+              for a, b in pairs]
+    assert len(set(firsts)) == len(cases)
+    monkeypatch.setattr(h, "_sample", known_sampler(dict(zip(firsts, cases))))
+    results = h.hierarchical_tests(pairs, rope=0.01, rho=0.1, random_state=0, settle_at=0.95)
     assert [r.chains for r in results] == [4, 32, h.MAX_CHAINS, 4]
     assert [r.clear_of(0.95) for r in results] == [True, True, False, True]
     for p, result in zip(cases, results):
@@ -181,6 +185,28 @@ def test_more_chains_until_the_verdict_is_clear_of_the_threshold(monkeypatch):
         draws = len(result.samples)
         assert draws == result.chains * h.N_SAMPLES // h.CHAINS
         assert result.se[0] == pytest.approx(np.sqrt(p * (1 - p) / draws), rel=0.1)
+
+
+def test_each_chain_draws_its_own_jitter(monkeypatch):
+    """A data set whose differences are all equal gets baycomp's jitter anew for every chain
+    (the probabilities average over it; the chains' disagreement carries its share of the
+    Monte-Carlo error); the other data sets are the same in every chain."""
+    seen = []
+
+    def sample(model, per_chain, warmup, rng):
+        seen.append(model.ss.copy())
+        out = np.empty((len(model.mean), 1, 3, per_chain))
+        out[:, 0, 0], out[:, 0, 1], out[:, 0, 2] = rng.normal(size=(1, per_chain)), 1.0, 5.0
+        return out
+
+    monkeypatch.setattr(h, "_sample", sample)
+    a = [[0.5, 0.6, 0.7, 0.8], [0.5, 0.5, 0.5, 0.5], [0.6, 0.7, 0.8, 0.9]]
+    b = [[0.52, 0.6, 0.73, 0.8], [0.55, 0.55, 0.55, 0.55], [0.6, 0.72, 0.8, 0.95]]
+    result = h.hierarchical_test(a, b, rho=0.25, random_state=0, chains=6, n_samples=600)
+    (ss,) = seen
+    assert ss.shape == (6, 3) and result.chains == 6
+    assert len(set(ss[:, 1])) == 6 and np.all(ss[:, 1] > 0)  # the constant row: 6 jitters
+    assert np.all(ss[:, 0] == ss[0, 0]) and np.all(ss[:, 2] == ss[0, 2])
 
 
 def test_a_clear_case_is_decided_by_the_first_draws_with_its_error():

@@ -146,13 +146,12 @@ def test_a_comparison_on_the_threshold_is_borderline(monkeypatch):
     report calls it borderline after the most chains, not better nor undecided."""
     from dmlbench.measure import hierarchical as h
 
-    def sample(model, rows, chains, per_chain, warmup, rng):
-        out = np.empty((len(rows), chains, 3, per_chain))
+    def sample(model, per_chain, warmup, rng):
+        out = np.empty((len(model.mean), 1, 3, per_chain))
         wins = np.arange(per_chain) < round(0.95 * per_chain)
-        for r in range(len(rows)):
-            for c in range(chains):
-                out[r, c, 0] = np.where(rng.permutation(wins), -10.0, 10.0)
-                out[r, c, 1:] = [[1.0], [5.0]]
+        for row in range(len(model.mean)):
+            out[row, 0, 0] = np.where(rng.permutation(wins), -10.0, 10.0)
+            out[row, 0, 1:] = [[1.0], [5.0]]
         return out
 
     monkeypatch.setattr(h, "_sample", sample)
