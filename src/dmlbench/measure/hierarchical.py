@@ -72,8 +72,8 @@ Euclidean at k = 5 from P(rope) 0.9493 to 0.9524, five times the chains' own err
 Monte-Carlo error of each result (`HierarchicalComparison.se`): the standard error of each
 probability from the effective sample size of its indicator draws over the chains
 (`monte_carlo`). With `settle_at` (a verdict's threshold) a pair whose most probable outcome
-lies within 3 standard errors of it is given as many chains again, on the same data, until it
-is clear or has `MAX_CHAINS` chains (e.g. the reality check's KLHP against Euclidean at k = 7,
+lies within 3 standard errors of it is given as many chains again, until it is clear or has
+`MAX_CHAINS` chains (e.g. the reality check's KLHP against Euclidean at k = 7,
 P(better) about 0.948: 0.0017 from 4 chains, 0.0006 from 32).
 """
 

@@ -8,9 +8,9 @@ two are practically equivalent (mean k-NN test accuracies within +-rope, `report
 config, default 0.01 = one point), and that B is better (`measure.statistics.bayesian_signed_rank`,
 seeded per pair so the report is reproducible); and the posterior samples on the probability
 simplex (the paper's triangle plots) of every method against a reference, Euclidean when the
-benchmark has it. An outcome needs a probability of at least `verdicts.DECISION` (the paper's 0.95);
-its words are the signed-rank test's own (`verdicts.signed_rank`: ahead, within rope, behind,
-inconclusive), supporting evidence beside the hierarchical test's verdict (`report.verdicts`).
+benchmark has it. An outcome needs a probability of at least `verdicts.DECISION` (the paper's
+0.95); its words are the signed-rank test's own (`verdicts.signed_rank`: ahead, within rope,
+behind, inconclusive), supporting evidence beside the hierarchical test's verdict.
 The comparisons of one k, and their triangle figure, are one task of the renderer's pool.
 """
 
@@ -60,11 +60,11 @@ def comparisons(scores: pd.DataFrame, rope: float, k: int,
         rows.append({"A": a, "B": b, "P(A better)": result.p_a, "P(rope)": result.p_rope,
                      "P(B better)": result.p_b,
                      "mean A - B (points)": 100 * float(np.mean(scores[a] - scores[b])),
-                     "outcome": verdict(result.p_a, result.p_rope, result.p_b, a, b)})
+                     "outcome": outcome(result.p_a, result.p_rope, result.p_b, a, b)})
     return pd.DataFrame(rows), samples
 
 
-def verdict(p_a: float, p_rope: float, p_b: float, a: str, b: str) -> str:
+def outcome(p_a: float, p_rope: float, p_b: float, a: str, b: str) -> str:
     """The signed-rank outcome of a pair in its own words: "<a> ahead", "<b> ahead", "within
     rope" or "inconclusive"."""
     word = signed_rank(p_a, p_rope, p_b)

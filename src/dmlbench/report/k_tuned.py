@@ -55,7 +55,7 @@ def choices(splits: pd.DataFrame, entries: dict[str, dict], ks: list[int]) -> pd
     test points n_test / (n_train + n_test) (`COLUMNS`; the newest run of a (data set, method,
     split) when there are several)."""
     rows = []
-    if splits.empty:
+    if splits.empty or not {voc.N_TRAIN, voc.N_TEST, "split"} <= set(splits.columns):
         return pd.DataFrame(columns=COLUMNS)
     for _, run in splits.sort_values("start_time").iterrows():
         entry = entries.get(run["run_id"])
