@@ -31,7 +31,7 @@ from . import settings, tables
 from .base import Context, save_figure
 from .figures import grid
 from .palette import BLUE, VERMILLION
-from .verdicts import signed_rank
+from .verdicts import probability, signed_rank
 
 MIN_DATASETS = 2
 #: Monte-Carlo draws per pair: independent draws, so a probability p has the standard error
@@ -92,9 +92,10 @@ def _triangle(ax, samples: np.ndarray, a: str, b: str, probs: tuple[float, float
     winner = np.argmax(samples[:PLOTTED_SAMPLES], axis=1)
     colours = np.array([BLUE, "#999999", VERMILLION])[winner]
     ax.scatter(points[:, 0], points[:, 1], s=3, c=colours, alpha=0.25, linewidths=0)
-    ax.text(0, -0.06, f"{a}\n{probs[0]:.3f}", ha="center", va="top", fontsize=8)
-    ax.text(1, -0.06, f"{b}\n{probs[2]:.3f}", ha="center", va="top", fontsize=8)
-    ax.text(0.5, _SQRT3 / 2 + 0.04, f"rope {probs[1]:.3f}", ha="center", va="bottom", fontsize=8)
+    ax.text(0, -0.06, f"{a}\n{probability(probs[0])}", ha="center", va="top", fontsize=8)
+    ax.text(1, -0.06, f"{b}\n{probability(probs[2])}", ha="center", va="top", fontsize=8)
+    ax.text(0.5, _SQRT3 / 2 + 0.04, f"rope {probability(probs[1])}", ha="center", va="bottom",
+            fontsize=8)
     ax.set_xlim(-0.15, 1.15)
     ax.set_ylim(-0.25, 1.0)
     ax.set_aspect("equal")
