@@ -88,8 +88,9 @@ def fill(ctx: Context, sec: Section, tuned: dict, rope: float, table: pd.DataFra
     n_sets = tuned["scores"].shape[0]
     sec.table(html_table(shown.fillna("–"), swatches=ranking.colours(ctx)),
               f"k tuned: mean test accuracy and rank over the {n_sets} data sets every method "
-              "of the view ran on, the k chosen, and the verdicts against "
-              f"{tuned['reference'] or 'the reference'}",
+              "of the view ran on, the k chosen"
+              + (f", and the verdicts against {tuned['reference']}" if tuned["reference"]
+                 else ""),
               export_table(ctx, numbers, "k_tuned"))
     if table is None:
         return
