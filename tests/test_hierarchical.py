@@ -143,6 +143,97 @@ def test_identical_scores_everywhere_give_equivalence():
     assert result.p_rope > 0.95
 
 
+def known_sampler(p_better: dict[float, float]):
+    """A stand-in for the compiled sampler (`h._sample`, one chain per row of the model) whose
+    posterior is known: a chain of a pair whose first data set's scaled mean difference is m
+    makes A better in exactly round(p n) of its n draws, p = p_better[m] (in a shuffled order:
+    as good as independent draws), and B better in the rest, so P(A better) = p exactly and
+    its standard error is sqrt(p (1 - p) / draws)."""
+    def sample(model, per_chain, warmup, rng):
+        out = np.empty((len(model.mean), 1, 3, per_chain))
+        for row, first in enumerate(model.mean[:, 0]):
+            wins = np.arange(per_chain) < round(p_better[round(first, 6)] * per_chain)
+            out[row, 0, 0] = np.where(rng.permutation(wins), -10.0, 10.0)  # delta0 of b - a
+            out[row, 0, 1:] = [[1.0], [5.0]]  # std0, nu
+        return out
+    return sample
+
+
+def test_more_chains_until_the_verdict_is_clear_of_the_threshold(monkeypatch):
+    """The MC-error rule with posteriors known exactly: P(better) 0.999 is clear at once (4
+    chains); 0.952 is clear once 3 s.e. <= 0.002, s.e. sqrt(0.952 x 0.048 / n) <= 0.00067,
+    n >= 102 000 draws: 32 chains of 5 000 (16 give 80 000, s.e. 0.00076); exactly 0.95 never
+    is (64 chains, not clear: borderline in the report); 0.5 is clear of 0.95 at once
+    (undecided, and settled)."""
+    cases = [0.999, 0.952, 0.95, 0.5]
+    # the pairs differ in their first data set, whose scaled mean difference tells them apart
+    pairs = []
+    for i in range(len(cases)):
+        a = [[0.5, 0.6, 0.7], [0.5, 0.5, 0.5], [0.6, 0.7, 0.8]]
+        b = [[0.5 + 0.01 * (i + 1), 0.62, 0.71], [0.55, 0.56, 0.58], [0.6, 0.72, 0.8]]
+        pairs.append((a, b))
+    firsts = [round(float(np.mean(np.subtract(b[0], a[0]))
+                          / np.mean([np.std(np.subtract(y, x)) for x, y in zip(a, b)])), 6)
+              for a, b in pairs]
+    assert len(set(firsts)) == len(cases)
+    monkeypatch.setattr(h, "_sample", known_sampler(dict(zip(firsts, cases))))
+    results = h.hierarchical_tests(pairs, rope=0.01, rho=0.1, random_state=0, settle_at=0.95)
+    assert [r.chains for r in results] == [4, 32, h.MAX_CHAINS, 4]
+    assert [r.clear_of(0.95) for r in results] == [True, True, False, True]
+    for p, result in zip(cases, results):
+        assert result.p_a == pytest.approx(p)
+        draws = len(result.samples)
+        assert draws == result.chains * h.N_SAMPLES // h.CHAINS
+        assert result.se[0] == pytest.approx(np.sqrt(p * (1 - p) / draws), rel=0.1)
+
+
+def test_each_chain_draws_its_own_jitter(monkeypatch):
+    """A data set whose differences are all equal gets baycomp's jitter anew for every chain
+    (the probabilities average over it; the chains' disagreement carries its share of the
+    Monte-Carlo error); the other data sets are the same in every chain."""
+    seen = []
+
+    def sample(model, per_chain, warmup, rng):
+        seen.append(model.ss.copy())
+        out = np.empty((len(model.mean), 1, 3, per_chain))
+        out[:, 0, 0], out[:, 0, 1], out[:, 0, 2] = rng.normal(size=(1, per_chain)), 1.0, 5.0
+        return out
+
+    monkeypatch.setattr(h, "_sample", sample)
+    a = [[0.5, 0.6, 0.7, 0.8], [0.5, 0.5, 0.5, 0.5], [0.6, 0.7, 0.8, 0.9]]
+    b = [[0.52, 0.6, 0.73, 0.8], [0.55, 0.55, 0.55, 0.55], [0.6, 0.72, 0.8, 0.95]]
+    result = h.hierarchical_test(a, b, rho=0.25, random_state=0, chains=6, n_samples=600)
+    (ss,) = seen
+    assert ss.shape == (6, 3) and result.chains == 6
+    assert len(set(ss[:, 1])) == 6 and np.all(ss[:, 1] > 0)  # the constant row: 6 jitters
+    assert np.all(ss[:, 0] == ss[0, 0]) and np.all(ss[:, 2] == ss[0, 2])
+
+
+def test_a_clear_case_is_decided_by_the_first_draws_with_its_error():
+    """The real sampler on a clear win (5 points on 8 data sets): no extra chains, the
+    probability far from 0.95 in standard errors."""
+    rng = np.random.default_rng(7)
+    a = rng.normal(0.8, 0.02, (8, 5))
+    result = h.hierarchical_test(a, a + 0.05 + rng.normal(0, 0.01, (8, 5)), rho=0.2,
+                                 random_state=0, settle_at=0.95)
+    assert result.chains == h.CHAINS and result.p_b > 0.99 and result.clear_of(0.95)
+
+
+def test_the_reported_error_is_the_spread_over_seeds():
+    """An undecided case (P(better) about 0.89): the standard error each run reports is close
+    to the standard deviation of its probability over 12 seeds (both about 0.004 at 4 x 2 000
+    draws; the sd over 12 runs has a relative error of about 20 %)."""
+    rng = np.random.default_rng(8)
+    a = rng.normal(0.8, 0.02, (10, 5))
+    b = a + rng.normal(0.012, 0.012, (10, 1)) + rng.normal(0, 0.01, (10, 5))
+    runs = [h.hierarchical_test(a, b, rho=0.2, random_state=seed, n_samples=8_000)
+            for seed in range(12)]
+    p = np.array([r.p_b for r in runs])
+    reported = np.mean([r.se[2] for r in runs])
+    assert 0.2 < p.mean() < 0.95
+    assert 0.6 < np.std(p, ddof=1) / reported < 1.6
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"a": [[0.5, 0.6]], "b": [[0.5, 0.7]]}, "at least 2 data sets"),
     ({"a": [[0.5, 0.6], [0.5, 0.6]], "b": [[0.5, 0.7], [0.5]]}, "data set 1"),
@@ -223,7 +314,7 @@ def test_a_comparison_whose_chains_disagree_is_sampled_again_and_decided_only_by
         monkeypatch):
     """R-hat above RHAT_LIMIT: the pair is sampled again with RESAMPLE; still above it, the
     verdict stands only if every chain alone reaches it (a chain that has not mixed must not
-    decide), else "undecided"."""
+    decide), else "borderline"."""
     from dmlbench.report import hierarchical
 
     rng = np.random.default_rng(0)
@@ -237,13 +328,15 @@ def test_a_comparison_whose_chains_disagree_is_sampled_again_and_decided_only_by
     calls = []
 
     def sampler(pairs_, rope_width, *, rho, random_state, chains=4, n_samples=20_000,
-                warmup=300):
-        calls.append((chains, n_samples, warmup))
+                warmup=300, settle_at=None):
+        calls.append((chains, n_samples, warmup, settle_at))
         if len(calls) == 1:
-            return [h.HierarchicalComparison(0.99, 0.01, 0.0, None, None, None, None, 1.3)]
+            return [h.HierarchicalComparison(0.99, 0.01, 0.0, None, None, None, None, 1.3,
+                                             (0.001, 0.001, 0.0), 4)]
         samples = np.concatenate(second)  # chain after chain
         p = np.bincount(np.argmax(samples, axis=1), minlength=3) / len(samples)
-        return [h.HierarchicalComparison(*p, samples, None, None, None, second_rhat)]
+        return [h.HierarchicalComparison(*p, samples, None, None, None, second_rhat,
+                                         (0.001, 0.001, 0.001), chains)]
 
     monkeypatch.setattr(hierarchical, "hierarchical_tests", sampler)
     every_chain_better = [better] * chains
@@ -251,9 +344,9 @@ def test_a_comparison_whose_chains_disagree_is_sampled_again_and_decided_only_by
     one_chain_in_the_rope = [better] * (chains - 1) + [np.concatenate([better[:70], rope[:30]])]
     for second, second_rhat, expected in ((every_chain_better, 1.001, "better"),
                                           (every_chain_better, 1.05, "better"),
-                                          (one_chain_in_the_rope, 1.05, "undecided")):
+                                          (one_chain_in_the_rope, 1.05, "borderline")):
         calls.clear()
         row = hierarchical.compare(pairs, 0.01, 1).iloc[0]
         assert calls[1] == (chains, hierarchical.RESAMPLE["n_samples"],
-                            hierarchical.RESAMPLE["warmup"])
+                            hierarchical.RESAMPLE["warmup"], 0.95)
         assert (row["R-hat"], row["verdict"]) == (second_rhat, expected)

@@ -346,7 +346,7 @@ def test_bayesian_section_tables_and_simplex_plots(tmp_path):
     assert len(k3) == 6 and len(k5) == 3 and "lmnn_k3" not in set(k5["A"]) | set(k5["B"])
     np.testing.assert_allclose(k3[["P(A better)", "P(rope)", "P(B better)"]].sum(axis=1), 1)
     lda = k3[(k3["A"] == "euclidean") & (k3["B"] == "lda")].iloc[0]
-    assert lda["P(B better)"] > 0.95 and lda["verdict"] == "lda better"  # 5 points, 6 sets
+    assert lda["P(B better)"] > 0.95 and lda["outcome"] == "lda ahead"  # 5 points, 6 sets
     nca = k3[(k3["A"] == "euclidean") & (k3["B"] == "nca")].iloc[0]
     assert nca["P(rope)"] > nca["P(B better)"]  # 0.2 points apart: within the rope
     one = Context(k_matched_parents().query("method == 'lda'"), pd.DataFrame(), tmp_path, 10,

@@ -41,6 +41,36 @@ def test_wilcoxon_holm_adjusts_in_step_down_order():
 
 
 
+def test_wilcoxon_holm_against_the_control_by_hand():
+    """Six data sets, the control at 0.5 everywhere. m1 gains 1..6 points (all signs +: exact
+    two-sided p = 2 / 2^6 = 0.03125), m2 loses the smallest (R- = 1: p = 2 x 2/64 = 0.0625), m3
+    the second smallest (R- = 2: P(R- <= 2) = 3/64, p = 0.09375), m4 equals the control (p = 1).
+    Holm over the m = 4 comparisons: sorted p times (m - i + 1) = 0.125, 0.1875, 0.1875, 1,
+    running max, capped at 1; rejected at alpha 0.2: p_(i) <= 0.2 / (m - i + 1) for the first
+    three (0.05, 0.0667, 0.1), not for p = 1."""
+    gains = np.arange(1, 7) / 100
+    scores = pd.DataFrame({"euc": 0.5, "m1": 0.5 + gains,
+                           "m2": 0.5 + gains * [-1, 1, 1, 1, 1, 1],
+                           "m3": 0.5 + gains * [1, -1, 1, 1, 1, 1], "m4": 0.5},
+                          index=[f"d{i}" for i in range(6)])
+    frame = statistics.wilcoxon_holm_control(scores, "euc").set_index("method")
+    assert list(frame.index) == ["m1", "m2", "m3", "m4"]
+    np.testing.assert_allclose(frame["p"], [2 / 64, 4 / 64, 6 / 64, 1.0], rtol=1e-12)
+    np.testing.assert_allclose(frame["p_holm"], [0.125, 0.1875, 0.1875, 1.0], rtol=1e-12)
+    np.testing.assert_allclose(frame["median_difference"], [0.035, 0.035, 0.035, 0.0])
+    assert not frame["significant"].any()  # alpha 0.05: 0.03125 > 0.05 / 4
+    loose = statistics.wilcoxon_holm_control(scores, "euc", alpha=0.2)
+    assert list(loose["significant"]) == [True, True, True, False]
+    # the all-pairs family (10 pairs) adjusts the same p-values more
+    pairs = statistics.wilcoxon_holm(scores).set_index(["a", "b"])
+    assert pairs.loc[("euc", "m1"), "p_holm"] > frame.loc["m1", "p_holm"]
+
+
+def test_the_control_must_be_a_column():
+    with pytest.raises(ValueError, match="control 'x'"):
+        statistics.wilcoxon_holm_control(SCORES, "x")
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_holm_matches_statsmodels(seed):
     from statsmodels.stats.multitest import multipletests

@@ -8,7 +8,9 @@ two are practically equivalent (mean k-NN test accuracies within +-rope, `report
 config, default 0.01 = one point), and that B is better (`measure.statistics.bayesian_signed_rank`,
 seeded per pair so the report is reproducible); and the posterior samples on the probability
 simplex (the paper's triangle plots) of every method against a reference, Euclidean when the
-benchmark has it. A verdict needs a probability of at least `DECISION` (the paper's 0.95).
+benchmark has it. An outcome needs a probability of at least `verdicts.DECISION` (the paper's
+0.95); its words are the signed-rank test's own (`verdicts.signed_rank`: ahead, within rope,
+behind, inconclusive), supporting evidence beside the hierarchical test's verdict.
 The comparisons of one k, and their triangle figure, are one task of the renderer's pool.
 """
 
@@ -29,8 +31,8 @@ from . import settings, tables
 from .base import Context, save_figure
 from .figures import grid
 from .palette import BLUE, VERMILLION
+from .verdicts import probability, signed_rank
 
-DECISION = 0.95
 MIN_DATASETS = 2
 #: Monte-Carlo draws per pair: independent draws, so a probability p has the standard error
 #: sqrt(p (1 - p) / N_SAMPLES), at most 0.0035 (p = 0.5) and 0.0015 at the verdict's 0.95
@@ -47,7 +49,7 @@ def pair_seed(k: int, a: str, b: str) -> int:
 def comparisons(scores: pd.DataFrame, rope: float, k: int,
                 keep_samples_of: str | None = None) -> tuple[pd.DataFrame, dict]:
     """All pairs of the columns of a complete data sets x methods table: one row per pair
-    (A, B) with the three probabilities, the mean difference A - B and the verdict; and the
+    (A, B) with the three probabilities, the mean difference A - B and the outcome; and the
     posterior samples of the pairs that include `keep_samples_of` (all pairs if None)."""
     rows, samples = [], {}
     for a, b in itertools.combinations(scores.columns, 2):
@@ -58,18 +60,15 @@ def comparisons(scores: pd.DataFrame, rope: float, k: int,
         rows.append({"A": a, "B": b, "P(A better)": result.p_a, "P(rope)": result.p_rope,
                      "P(B better)": result.p_b,
                      "mean A - B (points)": 100 * float(np.mean(scores[a] - scores[b])),
-                     "verdict": verdict(result.p_a, result.p_rope, result.p_b, a, b)})
+                     "outcome": outcome(result.p_a, result.p_rope, result.p_b, a, b)})
     return pd.DataFrame(rows), samples
 
 
-def verdict(p_a: float, p_rope: float, p_b: float, a: str, b: str) -> str:
-    if p_a >= DECISION:
-        return f"{a} better"
-    if p_b >= DECISION:
-        return f"{b} better"
-    if p_rope >= DECISION:
-        return "equivalent"
-    return "undecided"
+def outcome(p_a: float, p_rope: float, p_b: float, a: str, b: str) -> str:
+    """The signed-rank outcome of a pair in its own words: "<a> ahead", "<b> ahead", "within
+    rope" or "inconclusive"."""
+    word = signed_rank(p_a, p_rope, p_b)
+    return {"ahead": f"{a} ahead", "behind": f"{b} ahead"}.get(word, word)
 
 
 def reference_method(methods: list[str]) -> str:
@@ -93,9 +92,10 @@ def _triangle(ax, samples: np.ndarray, a: str, b: str, probs: tuple[float, float
     winner = np.argmax(samples[:PLOTTED_SAMPLES], axis=1)
     colours = np.array([BLUE, "#999999", VERMILLION])[winner]
     ax.scatter(points[:, 0], points[:, 1], s=3, c=colours, alpha=0.25, linewidths=0)
-    ax.text(0, -0.06, f"{a}\n{probs[0]:.3f}", ha="center", va="top", fontsize=8)
-    ax.text(1, -0.06, f"{b}\n{probs[2]:.3f}", ha="center", va="top", fontsize=8)
-    ax.text(0.5, _SQRT3 / 2 + 0.04, f"rope {probs[1]:.3f}", ha="center", va="bottom", fontsize=8)
+    ax.text(0, -0.06, f"{a}\n{probability(probs[0])}", ha="center", va="top", fontsize=8)
+    ax.text(1, -0.06, f"{b}\n{probability(probs[2])}", ha="center", va="top", fontsize=8)
+    ax.text(0.5, _SQRT3 / 2 + 0.04, f"rope {probability(probs[1])}", ha="center", va="bottom",
+            fontsize=8)
     ax.set_xlim(-0.15, 1.15)
     ax.set_ylim(-0.25, 1.0)
     ax.set_aspect("equal")
@@ -150,7 +150,8 @@ def results(ctx: Context, k: int) -> Future | None:
 
 def against_reference(pairs: pd.DataFrame, reference: str) -> pd.DataFrame:
     """Per method other than `reference`: P(method better), P(rope), P(reference better) and
-    the verdict in words ("better", "equivalent", "worse", "undecided")."""
+    the signed-rank outcome in its words (`verdicts.signed_rank`: "ahead", "within rope",
+    "behind", "inconclusive")."""
     rows = {}
     for _, row in pairs.iterrows():
         if reference not in (row["A"], row["B"]):
@@ -159,8 +160,7 @@ def against_reference(pairs: pd.DataFrame, reference: str) -> pd.DataFrame:
         other = row["A"] if mine_first else row["B"]
         better, worse = ((row["P(A better)"], row["P(B better)"]) if mine_first
                          else (row["P(B better)"], row["P(A better)"]))
-        words = ("better" if better >= DECISION else "worse" if worse >= DECISION
-                 else "equivalent" if row["P(rope)"] >= DECISION else "undecided")
+        words = signed_rank(better, row["P(rope)"], worse)
         rows[other] = {"P(better)": better, "P(rope)": row["P(rope)"], "P(worse)": worse,
-                       "verdict": words}
+                       "outcome": words}
     return pd.DataFrame.from_dict(rows, orient="index")

@@ -1,11 +1,12 @@
 """Report section: Bayesian signed-rank comparisons of pairs of methods over the data sets
 (`report.comparisons`), for any benchmark with at least two methods and
 `comparisons.MIN_DATASETS` data sets on which both ran: per k the table of every pair and the
-triangles of every method against the reference."""
+triangles of every method against the reference. Supporting evidence, in the test's own words
+(`report.verdicts`: ahead, within rope, behind, inconclusive); the hierarchical test decides."""
 
 from __future__ import annotations
 
-from .. import comparisons, settings
+from .. import comparisons, settings, verdicts
 from ..base import Context, Section, export_table, html_table
 
 
@@ -16,9 +17,14 @@ def bayesian_section(ctx: Context) -> Section | None:
     sec = Section("bayesian", "Bayesian comparisons (signed-rank test with a rope)",
                   "The Bayesian signed-rank test (Benavoli et al. 2017) over the data sets on "
                   "which both methods ran: the posterior probabilities that the first method (A) "
-                  f"is better by more than {100 * rope:g} accuracy points (the region of "
+                  f"is better by more than {verdicts.rope_text(rope)} (the region of "
                   "practical equivalence, rope), that the two are within it, and that B is "
-                  f"better; a verdict needs a probability of at least {comparisons.DECISION}. "
+                  f"better. An outcome needs a probability of at least {verdicts.DECISION}, "
+                  f"in this test's own words: A {verdicts.AHEAD}, {verdicts.WITHIN_ROPE}, "
+                  f"B {verdicts.AHEAD}, else {verdicts.INCONCLUSIVE}. It is supporting "
+                  "evidence: it reads only each data set's mean accuracy, not the spread of "
+                  "its folds, and is therefore more confident than the hierarchical test, "
+                  "whose verdicts the report gives. "
                   "Prior: Dirichlet process of strength 0.5 at a zero difference; "
                   f"{comparisons.N_SAMPLES} Monte-Carlo draws, seeded per pair. The triangles "
                   "show the draws of each method against the reference (corners: left method "
@@ -34,17 +40,19 @@ def bayesian_section(ctx: Context) -> Section | None:
 
 def _fill(ctx: Context, sec: Section, k: int, pairs, rope: float) -> None:
     n_sets = comparisons.complete_scores(ctx, k).shape[0]
-    sec.note(f"{k}-NN over {n_sets} data sets (every method ran on them), rope ±{rope:g}."
+    sec.note(f"{k}-NN over {n_sets} data sets (every method ran on them), rope "
+             f"{verdicts.rope_text(rope)}."
              + (" With fewer than 10 data sets the posterior leans on the prior."
                 if n_sets < 10 else ""))
     shown = pairs.copy()
     for column in ("P(A better)", "P(rope)", "P(B better)"):
-        shown[column] = pairs[column].map("{:.3f}".format)
+        shown[column] = pairs[column].map(verdicts.probability)
     shown["mean A - B (points)"] = pairs["mean A - B (points)"].map("{:.2f}".format)
     shown.index = [f"{a} vs {b}" for a, b in zip(pairs["A"], pairs["B"])]
     sec.table(html_table(shown.drop(columns=["A", "B"])),
-              f"Bayesian signed-rank test, {k}-NN accuracy, rope ±{rope:g} ({len(pairs)} "
-              "pairs)", export_table(ctx, pairs.set_index(["A", "B"]), f"bayesian_k{k}"),
+              f"Bayesian signed-rank test, {k}-NN accuracy, rope {verdicts.rope_text(rope)} "
+              f"({len(pairs)} pairs)",
+              export_table(ctx, pairs.set_index(["A", "B"]), f"bayesian_k{k}"),
               folded=True)
     reference = comparisons.reference_method(list(comparisons.complete_scores(ctx, k).columns))
     sec.figure(comparisons.figure_name(k),

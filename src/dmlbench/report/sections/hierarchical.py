@@ -1,13 +1,15 @@
-"""Report section: the Bayesian hierarchical test (`report.hierarchical`) of every method against
-the reference metric and against the best-ranked method, at each k, beside the methods' mean
-ranks (Friedman / Nemenyi), with the verdicts and the stacked-bar figure."""
+"""Report section: the Bayesian hierarchical test (`report.hierarchical`), the test that decides
+the report's verdicts, of every method against the reference metric and against the
+best-ranked method, at each k, beside the methods' mean ranks (Friedman / Nemenyi), with the
+verdicts, their Monte-Carlo errors, the stacked-bar figure and the rope sensitivity."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ...measure.hierarchical import CHAINS, N_SAMPLES
-from .. import comparisons, hierarchical, ranking, settings
+from ...measure.hierarchical import CHAINS, MAX_CHAINS, N_SAMPLES
+from ...measure.monte_carlo import MARGIN
+from .. import hierarchical, ranking, settings, verdicts
 from ..base import Context, Section, export_table, html_table
 
 
@@ -17,13 +19,13 @@ def section(ctx: Context) -> Section | None:
     rope = settings.rope(ctx.config)
     sec = Section("hierarchical", "Bayesian hierarchical comparisons",
                   "The Bayesian hierarchical test (Corani, Benavoli, Demšar, Mangili & Zaffalon "
-                  "2017; Benavoli et al. 2017, JMLR 18(77), section 5) models the fold-by-fold "
-                  "accuracy differences of two methods on every data set (correlated folds, "
-                  "rho = n_test / (n_train + n_test)) and, above them, the distribution of the "
-                  "data sets' mean differences (a Student t); it gives the posterior "
-                  "probabilities that on a new data set the method is better by more than "
-                  f"{100 * rope:g} accuracy points (the rope), equivalent within it, or worse. "
-                  f"A verdict needs a probability of at least {comparisons.DECISION}. Each row "
+                  "2017; Benavoli et al. 2017, JMLR 18(77), section 5), the test whose verdicts "
+                  "the report gives, models the fold-by-fold accuracy differences of two "
+                  "methods on every data set (correlated folds, rho = n_test / (n_train + "
+                  "n_test)) and, above them, the distribution of the data sets' mean "
+                  "differences (a Student t); it gives the posterior probabilities that on a new "
+                  f"data set the method is better by more than {verdicts.rope_text(rope)} (the "
+                  "rope), equivalent within it, or worse. " + intro_words() + " Each row "
                   "compares the method with the reference and with the method of the best mean "
                   "rank at that k, on the data sets where both have fold-level accuracies; "
                   "the mean rank beside them is the Friedman / Nemenyi one (complete data sets "
@@ -34,43 +36,39 @@ def section(ctx: Context) -> Section | None:
         if future is None:
             continue
         reference, best = hierarchical.references(ctx, k)
-        sec.later(lambda part, k=k, future=future, reference=reference, best=best:
-                  _fill(ctx, part, k, future.result(), reference, best, rope))
+        ropes = hierarchical.rope_results(ctx, k)
+        sec.later(lambda part, k=k, future=future, reference=reference, best=best,
+                  ropes=ropes: fill(ctx, part, k, future.result(), reference, best, rope,
+                                    None if ropes is None else ropes.result()))
     return sec if sec.blocks else None
 
 
-def _fill(ctx: Context, sec: Section, k: int, table: pd.DataFrame, reference: str, best: str,
-          rope: float) -> None:
+def intro_words() -> str:
+    """What the verdicts say and how their Monte-Carlo error is handled (one sentence each)."""
+    return (f"A verdict needs a probability of at least {verdicts.DECISION}: better, "
+            "equivalent or worse; otherwise the method is not shown better (undecided). Each "
+            "probability comes with its Monte-Carlo standard error (s.e.: from the effective "
+            "sample size of its indicator draws over the chains); a comparison whose deciding "
+            f"probability lies within {MARGIN:g} s.e. of {verdicts.DECISION} is given more "
+            f"chains, up to {MAX_CHAINS}, and stays borderline if it is still that close.")
+
+
+def fill(ctx: Context, sec: Section, k: int, table: pd.DataFrame, reference: str, best: str,
+         rope: float, ropes: pd.DataFrame | None) -> None:
     ranks = ranking.ranks(ctx)[f"k = {k}"]
     order = [m for m in ranking.order(ctx) if m in set(table["method"]) | {reference, best}]
-    shown = pd.DataFrame(index=pd.Index(order, name="method"))
-    shown["mean rank"] = [f"{ranks[m]:.2f}" if pd.notna(ranks.get(m)) else "–" for m in order]
-    for against in dict.fromkeys((reference, best)):
-        rows = table[table["against"] == against].set_index("method")
-        if rows.empty:
-            continue
-        for column, word in (("P(better)", "better than"), ("P(rope)", "equivalent to"),
-                             ("P(worse)", "worse than")):
-            shown[f"P({word} {against})"] = [
-                f"{rows.at[m, column]:.3f}" if m in rows.index else "–" for m in order]
-        shown[f"verdict vs {against}"] = [rows.at[m, "verdict"] if m in rows.index else "–"
-                                          for m in order]
-        shown[f"data sets vs {against}"] = [str(rows.at[m, "data sets"]) if m in rows.index
-                                            else "–" for m in order]
-    note = (f"{k}-NN, rope ±{rope:g}: against {reference}" +
-            (f" and against {best}, the best mean rank" if best != reference else
-             f", which has the best mean rank"))
-    worst = table["R-hat"].max()
-    sec.note(note + f". Largest split R-hat of the posterior draws of the three probabilities "
-             f"over the {CHAINS} chains: {worst:.3f}"
-             + (" (the chains disagree: more draws needed)." if worst > 1.01 else "."))
+    shown = hierarchical.verdict_table(table, order, ranks, reference, best)
+    sec.note(f"{k}-NN, rope {verdicts.rope_text(rope)}: against {reference}"
+             + (f" and against {best}, the best mean rank" if best != reference else
+                ", which has the best mean rank") + ". " + hierarchical.sampling_note(table))
     colours = ranking.colours(ctx)
     sec.table_and_figure(
         html_table(shown, swatches=colours),
         f"Hierarchical test, {k}-NN accuracy: P(better / equivalent / worse), verdict at P ≥ "
-        f"{comparisons.DECISION}",
+        f"{verdicts.DECISION} (± its Monte-Carlo standard error)",
         export_table(ctx, table.set_index(["method", "against"]), f"hierarchical_k{k}"),
         hierarchical.figure_name(k),
         f"Posterior probabilities of each method against {reference}"
         + (f" and {best}" if best != reference else "") + f", {k}-NN (blue: better, grey: "
         "equivalent, vermillion: worse; dotted lines at 0.05 and 0.95).")
+    hierarchical.rope_sensitivity(ctx, sec, k, table, ropes, reference, rope)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ... import vocabulary as voc
-from .. import comparisons, figures, palette, ranking, tables
+from .. import figures, hierarchical, palette, ranking, tables
 from ..base import Context, Section, export_table, html_table, methods_as_rows
 
 
@@ -15,12 +15,13 @@ def leaderboard(ctx: Context) -> Section:
                   "The methods by the mean rank of their test accuracy over the data sets on "
                   f"which every method ran (1 = best), best at the top (by k = {k}; click a "
                   "column's header to sort by it), with the number of data sets ranked, the "
-                  "Friedman test of 'all methods perform equally' and, beside it, the "
+                  "Friedman test of 'all methods perform equally', the verdict of the "
+                  "Bayesian hierarchical test against the reference and, beside it, the "
                   f"critical-difference diagram of k = {k} (statistics section below).")
     ranks = ranking.ranks(ctx)
     files = export_table(ctx, ranks, "mean_rank")
     cd = ranking.critical_difference(ctx, k)
-    bayes = comparisons.results(ctx, k)
+    tests = hierarchical.results(ctx, k)
 
     def fill(part: Section) -> None:
         order = [m for m in ranking.order(ctx) if m in ranks.index]
@@ -35,11 +36,10 @@ def leaderboard(ctx: Context) -> Section:
             footer.at["data sets ranked", column] = str(ranking.scores(ctx, kk).shape[0])
             p = ranking.friedman_p(ctx, kk)
             footer.at["Friedman p", column] = "–" if p is None else f"{p:.3g}"
-        if bayes is not None:
-            reference = comparisons.reference_method(list(ranking.scores(ctx, k).columns))
-            against = comparisons.against_reference(bayes.result(), reference)
-            column = f"against {reference}, k = {k}"
-            text[column] = [_verdict(against, m, reference) for m in order]
+        if tests is not None:
+            reference = hierarchical.references(ctx, k)[0]
+            column = f"verdict vs {reference}, k = {k}"
+            text[column] = _verdicts(tests.result(), order, reference)
             footer[column] = ""
         text.index.name = "method"
         table = html_table(text, best=best, footer=footer, swatches=ranking.colours(ctx))
@@ -57,20 +57,12 @@ def leaderboard(ctx: Context) -> Section:
     return sec
 
 
-def _verdict(against: pd.DataFrame, method: str, reference: str) -> str:
-    """The Bayesian verdict of `method` against the reference, with its probability (for an
-    undecided one, the most probable outcome's)."""
-    if method == reference:
-        return "reference"
-    if method not in against.index:
-        return "–"
-    row = against.loc[method]
-    outcomes = {"better": row["P(better)"], "equivalent": row["P(rope)"],
-                "worse": row["P(worse)"]}
-    if row["verdict"] in outcomes:
-        return f"{row['verdict']} ({outcomes[row['verdict']]:.2f})"
-    likely = max(outcomes, key=outcomes.get)
-    return f"undecided ({likely} {outcomes[likely]:.2f})"
+def _verdicts(table: pd.DataFrame, order: list[str], reference: str) -> list[str]:
+    """The hierarchical verdict of each method of `order` against the reference, with the
+    probability it turns on (`hierarchical.verdict_text`)."""
+    rows = table[table["against"] == reference].set_index("method")
+    return ["reference" if m == reference else hierarchical.verdict_text(rows.loc[m])
+            if m in rows.index else "–" for m in order]
 
 
 def accuracy(ctx: Context) -> Section:

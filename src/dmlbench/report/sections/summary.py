@@ -1,5 +1,7 @@
-"""The answer first: what was run, the best methods with their mean rank and the Bayesian
-verdict against the reference metric, what they cost, and, for a reproduction, how many
+"""The answer first: what was run, the best methods with their mean rank and the verdict of the
+Bayesian hierarchical test against the reference metric (the signed-rank test's outcome beside
+it, in its own words), what they cost, the verdicts per k (and with k tuned), how to read the
+verdicts (`report.verdicts`, said once on the page here), and, for a reproduction, how many
 published cells and claims held. Every number comes from the sections below (shared through the
 context's memo), which give the details."""
 
@@ -8,10 +10,12 @@ from __future__ import annotations
 import html
 import json
 
+import numpy as np
 import pandas as pd
 
 from ... import vocabulary as voc
-from .. import claims, comparisons, hierarchical, papers, ranking, settings, tables
+from .. import (claims, comparisons, hierarchical, k_tuned, papers, ranking, settings, tables,
+               verdicts)
 from ..base import Context, Section
 
 #: how many methods the summary names
@@ -45,6 +49,7 @@ def summary(ctx: Context) -> Section:
     bayes = comparisons.results(ctx, k)
     ranking.critical_difference(ctx, k)  # submitted now, drawn while the sections go on
     tests = {k: hierarchical.results(ctx, k) for k in ctx.ks}
+    tests[k_tuned.LABEL] = k_tuned.results(ctx)
     sec.later(lambda part: part.html(_summary_html(ctx, k, bayes, tests)))
     return sec
 
@@ -68,17 +73,23 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
         if bayes is not None:
             reference = comparisons.reference_method(list(ranking.scores(ctx, k).columns))
             against = comparisons.against_reference(bayes.result(), reference)
+        decided = pd.DataFrame()
+        if tests.get(k) is not None:
+            reference = hierarchical.references(ctx, k)[0]
+            table = tests[k].result()
+            decided = table[table["against"] == reference].set_index("method")
         fit = tables.values(p, voc.mean(voc.wall_seconds("fit"))).median()
         items = []
         for method in order[:TOP]:
             rank = ranks.at[method, ranks.columns[0]]
             text = (f"{_swatch(colours.get(method))}<b>{html.escape(method)}</b>: mean rank "
                     f"{rank:.2f}")
+            if method in decided.index:
+                text += f"; against {html.escape(reference)}: " + _decided(decided.loc[method])
             if method in against.index:
                 row = against.loc[method]
-                text += (f"; against {html.escape(reference)}: <b>{row['verdict']}</b> "
-                         f"(P(better) {row['P(better)']:.2f}, P(equivalent) {row['P(rope)']:.2f}, "
-                         f"P(worse) {row['P(worse)']:.2f})")
+                text += (f"; signed-rank test: {row['outcome']} (P(ahead) "
+                         f"{verdicts.probability(row['P(better)'])})")
             if method in fit.index and pd.notna(fit[method]):
                 text += f"; fit {fit[method]:.3g} s per split (median over data sets)"
             items.append(f"<li>{text}</li>")
@@ -97,42 +108,68 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
                           + (" (the methods differ)" if friedman < 0.05 else
                              " (no evidence that the methods differ)")
                           + (f"; Nemenyi critical difference {cd[1]:.1f} ranks" if cd else ""))
-        if bayes is not None:
-            detail.append(f"Bayesian verdicts: signed-rank test, rope ±{_rope_points(ctx)} "
-                          f"points, decision at P ≥ {comparisons.DECISION}")
+        if len(decided):
+            detail.append(f"verdicts: Bayesian hierarchical test, rope "
+                          f"{verdicts.rope_text(settings.rope(ctx.config))}, decision at "
+                          f"P ≥ {verdicts.DECISION}")
         if len(fit.dropna()):
             slow = fit.dropna().idxmax()
             detail.append(f"slowest to fit: {html.escape(slow)} ({fit[slow]:.3g} s per split)")
         lines.append("<p>" + "; ".join(detail) + ". Details: <a href='#leaderboard'>leaderboard"
-                     "</a>, <a href='#bayesian'>Bayesian comparisons</a>, <a href='#cost'>time "
+                     "</a>, <a href='#hierarchical'>hierarchical test</a>, <a href='#bayesian'>signed-rank "
+                     "test</a>, <a href='#cost'>time "
                      "and memory</a>.</p>")
     lines += _headline_lines(ctx, tests)
+    named = hierarchical.references(ctx, k)
+    if named is not None and any(future is not None for future in tests.values()):
+        lines.append("<p class='how-to-read'>" + html.escape(
+            verdicts.how_to_read(settings.rope(ctx.config), named[0])) + "</p>")
     lines += _papers_lines(ctx)
     return "<div class='summary'>" + "".join(lines) + "</div>"
 
 
+def _decided(row) -> str:
+    """A method's hierarchical verdict in the summary: the verdict in its sentence form, in
+    bold, with the three probabilities, the one it turns on with its Monte-Carlo standard
+    error."""
+    j = int(np.argmax([row[column] for column, _ in hierarchical.OUTCOMES]))
+    shown = [verdicts.with_error(row[column], row[error]) if i == j
+             else verdicts.probability(row[column])
+             for i, ((column, _), error) in enumerate(zip(hierarchical.OUTCOMES,
+                                                          hierarchical.ERRORS))]
+    return (f"<b>{html.escape(verdicts.sentence(row['verdict']))}</b> (P(better) {shown[0]}, "
+            f"P(equivalent) {shown[1]}, P(worse) {shown[2]})")
+
+
 def _headline_lines(ctx: Context, tests: dict) -> list[str]:
-    """Per k, which methods the hierarchical test finds practically better than the reference,
-    equivalent, worse (posterior >= `comparisons.DECISION`), and which it leaves undecided."""
+    """Per k (and with k tuned), which methods the hierarchical test finds practically better
+    than the reference, equivalent, worse (posterior >= `verdicts.DECISION`), which it leaves
+    not shown better (undecided), and which are borderline."""
     items, reference = [], None
-    for k, future in tests.items():
+    for label, future in tests.items():
         if future is None:
+            tuned = None if label in ctx.ks else k_tuned.view(ctx)
+            if tuned is not None and tuned["reference"] is None and tuned["wanted_reference"]:
+                items.append(f"<li>{hierarchical.view_name(label)}: no verdicts "
+                             f"({html.escape(tuned['wanted_reference'])}'s records carry no "
+                             "inner scores to choose its k)</li>")
             continue
-        reference = hierarchical.references(ctx, k)[0]
+        reference = (hierarchical.references(ctx, label)[0] if label in ctx.ks
+                     else k_tuned.view(ctx)["reference"])
         groups = hierarchical.headline(future.result(), reference)
-        parts = [f"<b>{word}</b>: " + (", ".join(html.escape(m) for m in groups[word]) or "none")
-                 for word in ("better", "equivalent", "worse", "undecided")]
-        items.append(f"<li>{k}-NN: " + "; ".join(parts) + "</li>")
-    if not items:
+        parts = [f"<b>{html.escape(verdicts.sentence(word))}</b>: "
+                 + (", ".join(html.escape(m) for m in groups[word]) or "none")
+                 for word in verdicts.HIERARCHICAL
+                 if groups[word] or word != verdicts.BORDERLINE]
+        items.append(f"<li>{hierarchical.view_name(label)}: " + "; ".join(parts) + "</li>")
+    if reference is None:
         return []
     return [f"<p><b>Practically better than {html.escape(reference)}?</b> Bayesian hierarchical "
-            f"test on the fold accuracies, rope ±{_rope_points(ctx)} points, verdict at "
-            f"P ≥ {comparisons.DECISION} (<a href='#hierarchical'>details</a>):</p>"
+            f"test on the fold accuracies, rope {verdicts.rope_text(settings.rope(ctx.config))}, "
+            f"verdict at P ≥ {verdicts.DECISION} (<a href='#hierarchical'>details</a>"
+            + (", <a href='#k-tuned'>k tuned</a>" if tests.get(k_tuned.LABEL) is not None
+               else "") + "):</p>"
             f"<ul class='headline'>{''.join(items)}</ul>"]
-
-
-def _rope_points(ctx: Context) -> str:
-    return f"{100 * settings.rope(ctx.config):g}"
 
 
 def _papers_lines(ctx: Context) -> list[str]:
