@@ -3,9 +3,9 @@
 It calls the method's hooks (the method contract, `dmlbench.methods.base`) and imports no
 method; what they return is checked against the contract first (`measure.contract`:
 `neighbour_lists`, `predictions`), so a non-finite distance, a repeated or out-of-range index, a
-list of the wrong shape or a label the training set does not have fails the job. Voting is deterministic (`knn_rule`): neighbours come ordered by (distance, training
-index) and a tie between classes goes to the smallest class label, as scikit-learn's
-KNeighborsClassifier does.
+list of the wrong shape or a label the training set does not have fails the job. Voting is
+deterministic (`knn_rule`): neighbours come ordered by (distance, training index) and a tie
+between classes goes to the smallest class label, as scikit-learn's KNeighborsClassifier does.
 """
 
 from __future__ import annotations
