@@ -306,23 +306,23 @@ def test_a_plugin_s_identity_covers_the_local_modules_it_imports(tmp_path, with_
 
 @pytest.fixture
 def installable(tmp_path, monkeypatch):
-    """A distribution 'myplug' on sys.path declaring `whitening = myplug_mod:Scaled`; returns
-    a function setting its version."""
+    """A distribution 'scaledplug' on sys.path declaring the entry points `whitening` and
+    `euclidean` (= scaledplug_mod:Scaled); returns a function setting its version."""
     site = tmp_path / "site"
-    info = site / "myplug.dist-info"
+    info = site / "scaledplug.dist-info"
     info.mkdir(parents=True)
-    (site / "myplug_mod.py").write_text(
+    (site / "scaledplug_mod.py").write_text(
         "class Scaled:\n    def __init__(self):\n        pass\n\n"
         "    def fit(self, X, y):\n        return self\n\n"
         "    def transform(self, X):\n        return X\n")
     (info / "entry_points.txt").write_text(
-        f"[{plugins.ENTRY_POINT_GROUP}]\nwhitening = myplug_mod:Scaled\n"
-        "euclidean = myplug_mod:Scaled\n")
-    (info / "top_level.txt").write_text("myplug_mod\n")
+        f"[{plugins.ENTRY_POINT_GROUP}]\nwhitening = scaledplug_mod:Scaled\n"
+        "euclidean = scaledplug_mod:Scaled\n")
+    (info / "top_level.txt").write_text("scaledplug_mod\n")
     monkeypatch.syspath_prepend(str(site))
 
     def version(v: str) -> None:
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: myplug\nVersion: {v}\n")
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: scaledplug\nVersion: {v}\n")
 
     version("0.1")
     return version
@@ -331,7 +331,7 @@ def installable(tmp_path, monkeypatch):
 def test_an_entry_point_s_identity_follows_its_distribution_s_version(installable):
     cfg = {"benchmark": "t", "datasets": {"iris": None}, "methods": {"whitening": None}}
     old = plan.job_spec(plan.check(cfg), "iris", "whitening", [0])
-    assert {k: old["method"][k] for k in ("package", "version")} == {"package": "myplug",
+    assert {k: old["method"][k] for k in ("package", "version")} == {"package": "scaledplug",
                                                                       "version": "0.1"}
     installable("0.2")
     new = plan.job_spec(plan.check(cfg), "iris", "whitening", [0])
@@ -406,8 +406,8 @@ def test_the_workflow_refuses_an_alias_bomb_before_parsing_further(tmp_path):
     project = copy_project(tmp_path / "project")
     (project / "config" / "bomb.yaml").write_text(BOMB)
     dry = snakemake(project, "-n", "--configfile", "config/bomb.yaml", timeout=120)
-    assert dry.returncode != 0 and "config error at 'a5': YAML aliases" in dry.stderr, \
-        dry.stderr[-3000:]
+    output = dry.stdout + dry.stderr
+    assert dry.returncode != 0 and "config error at 'a5': YAML aliases" in output, output[-3000:]
 
 
 def test_aliases_that_expand_a_little_are_kept():
@@ -535,5 +535,5 @@ def test_a_label_that_is_a_built_in_s_name_is_that_built_in(tmp_path, broken, la
 def test_an_entry_point_named_like_a_built_in_is_refused(installable):
     with pytest.raises(config.ConfigError, match=r"config error at 'methods.euclidean': "
                        r"'euclidean' names both the built-in method and the entry point "
-                       r"'myplug_mod:Scaled'"):
+                       r"'scaledplug_mod:Scaled'"):
         plan.check({"benchmark": "t", "datasets": {"iris": None}, "methods": {"euclidean": None}})
