@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from dmlbench import cli, config, data, records
 from dmlbench.methods import plugins, search_spaces
 from dmlbench.methods.euclidean import Euclidean
-from dmlbench.run import job, plan, protocols
+from dmlbench.run import job, plan, protocols, sources
 
 WHITEN = '''
 import numpy as np
@@ -155,11 +155,11 @@ def test_a_method_of_the_package_is_its_own_plugin():
     assert plugins.load("dmlbench.methods.euclidean:Euclidean") is Euclidean
 
 
-def test_provenance_names_the_distribution_and_its_version(plugin_file):
-    assert plugins.provenance(plugins.load("metric_learn:LSML_Supervised")) == {
-        "class": "metric_learn:LSML_Supervised", "package": "metric-learn",
-        "version": metadata.version("metric-learn")}
-    assert plugins.provenance(plugins.load(f"{plugin_file}:Whiten")) == {"class": "whiten.py:Whiten"}
+def test_the_code_identity_names_the_distribution_and_its_version_or_the_file(plugin_file):
+    assert sources.plugin_code("metric_learn:LSML_Supervised") == {
+        "package": "metric-learn", "version": metadata.version("metric-learn")}
+    assert sources.plugin_code(f"{plugin_file}:Whiten") == {
+        "sha256": hashlib.sha256(WHITEN.encode()).hexdigest()}
 
 
 # --- config checks: one line naming the key --------------------------------------------------
@@ -308,9 +308,12 @@ def test_a_plugin_job_records_its_class_version_and_file(tmp_path, plugin_file, 
         records.write(out, result)  # validates against the record schema
         found[label] = result[0]["method"]
     assert found["whiten"]["plugin"] == {
-        "class": "whiten.py:Whiten", "sha256": hashlib.sha256(WHITEN.encode()).hexdigest()}
+        "class": "whiten.py:Whiten", "sha256": hashlib.sha256(WHITEN.encode()).hexdigest(),
+        "seeding": "global"}  # Whiten takes no random_state
     assert found["whiten"]["family"] == "plug-in" and found["whiten"]["kind"] == "global"
-    assert found["lsml"]["plugin"]["version"] == metadata.version("metric-learn")
+    assert found["lsml"]["plugin"] == {
+        "class": "metric_learn:LSML_Supervised", "package": "metric-learn",
+        "version": metadata.version("metric-learn"), "seeding": "random_state"}
     # the random_state the workflow gives a randomised method per split reaches the plug-in
     assert found["lsml"]["params"]["random_state"] == job.method_seed(0, 0)
 
@@ -340,8 +343,8 @@ def test_an_installed_package_registers_a_method_by_entry_point(installed):
     assert spec["method"]["class"] == "myplug_mod:Whiten" and spec["method_class"] is None
     cls = job.method_class(spec)
     assert cls.capability == "transform"
-    assert plugins.provenance(cls) == {"class": "myplug_mod:Whiten", "package": "myplug",
-                                       "version": "1.2"}
+    assert {key: spec["method"][key] for key in ("package", "version")} == {
+        "package": "myplug", "version": "1.2"}
     with pytest.raises(config.ConfigError, match="unknown method 'whitenin'. Did you mean "
                                                  "whitening"):
         plan.check({"benchmark": "t", "datasets": {"iris": None}, "methods": {"whitenin": None}})

@@ -84,10 +84,20 @@ def _non_finite(err):
     return next(filter(None, map(_non_finite, err.context or ())), None)
 
 
+def _check_size(config: dict) -> None:
+    """`strict_yaml.check_size` as a `ConfigError`, before anything walks the config."""
+    try:
+        strict_yaml.check_size(config)
+    except strict_yaml.TooLarge as err:
+        raise ConfigError(err.key, str(err)) from None
+
+
 def validate_schema(config: dict, fill_defaults: bool = False) -> None:
     """JSON-schema validation; the first error (in key order) as a one-line `ConfigError` naming
     the key (an unknown key by its own name). `fill_defaults` writes the schema's defaults into
-    `config` as Snakemake's `validate` does (the Snakefile's config keeps its former content)."""
+    `config` as Snakemake's `validate` does (the Snakefile's config keeps its former content).
+    A config that YAML aliases make too large is refused first."""
+    _check_size(config)
     cls = _FILLING if fill_defaults else _FINITE
     errors = sorted(cls(_schema()).iter_errors(config),
                     key=lambda e: [str(p) for p in e.absolute_path])
@@ -111,6 +121,7 @@ def with_defaults(config: dict) -> dict:
     """A copy of `config` with every default of the schema filled in; an empty section
     (``mvce_validation:``) and an empty data-set or method entry become empty mappings first,
     so they get their defaults too. Run it on a config that passed `validate_schema`."""
+    _check_size(config)
     out = copy.deepcopy(config)
     sections = _schema()["properties"]
     for key, value in out.items():

@@ -8,7 +8,10 @@ Handling, the same for every source:
 - features constant over the whole data set are dropped and listed in the metadata
   (`dropped_constant_features`); they change no distance and break z-scoring. Image and
   document sets keep them (`keep_constant_features`: pixels must stay in place for image
-  preprocessing; PCA ignores them);
+  preprocessing; PCA ignores them); a data set whose features are all constant is an error
+  (nothing would be left to tell its points apart);
+- values so large that squared distances over the data set overflow are an error naming the
+  column (`check_magnitude`);
 - the result must match the registry's n, d and number of classes, and its class counts and
   array sha256 where the registry pins them.
 Sparse sources (documents) stay scipy CSR matrices (`DatasetSpec.sparse`); their arrays are
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,8 +168,38 @@ def validate(name: str, raw: RawData, keep_constant: bool = False):
     return _encode(name, X, labels, constant, raw)
 
 
+def check_magnitude(name: str, X, feature_names=None) -> None:
+    """`ValueError` naming the column when a value's magnitude M reaches a bound where squared
+    distances overflow float64: a distance's square over the d features is at most d (2M)^2,
+    and sums of them over the n points (scatter matrices, variances, the search's norms) at
+    most n d (2M)^2, which must stay below the largest float, so M <= sqrt(max / (4 n d))
+    (about 7e148 for a million points with ten thousand features)."""
+    n, d = X.shape
+    values = X.data if sp.issparse(X) else X
+    if values.size == 0:
+        return
+    top = max(float(values.max()), -float(values.min()))  # no |X| copy of a large data set
+    bound = math.sqrt(np.finfo(np.float64).max / (4 * n * d))
+    if top > bound:
+        column = (int(X.indices[np.flatnonzero(np.abs(X.data) > bound)[0]]) if sp.issparse(X)
+                  else int(np.nonzero((X > bound) | (X < -bound))[1].min()))
+        named = f" ({feature_names[column]})" if feature_names else ""
+        raise ValueError(f"data set '{name}': column {column}{named} holds values up to "
+                         f"{top:.3g} in magnitude, beyond the {bound:.3g} at which squared "
+                         f"distances over its {n} points and {d} features overflow float64 "
+                         "(sqrt(max float / (4 n d))); rescale that column (e.g. divide it by "
+                         "a power of ten, or give it in other units) in the data")
+
+
 def _encode(name: str, X, labels: np.ndarray, constant: np.ndarray, raw: RawData):
+    if X.shape[1] == 0:
+        raise ValueError(f"data set '{name}': all {constant.size} features are constant (one "
+                         "value in every row), and constant features are dropped: none is left "
+                         "to tell its points apart; give it features that vary")
     dropped = set(constant.tolist())
+    feature_names = ([f for j, f in enumerate(raw.feature_names) if j not in dropped]
+                     if raw.feature_names else None)
+    check_magnitude(name, X, feature_names)
     names = np.unique(labels.astype(str))
     y = np.searchsorted(names, labels.astype(str)).astype(np.int64)
     counts = np.bincount(y, minlength=len(names))
@@ -177,10 +211,7 @@ def _encode(name: str, X, labels: np.ndarray, constant: np.ndarray, raw: RawData
         "class_names": names.tolist(),
         "class_counts": counts.tolist(),
         "dropped_constant_features": constant.tolist(),
-        "feature_names": (
-            [f for j, f in enumerate(raw.feature_names) if j not in dropped]
-            if raw.feature_names else None
-        ),
+        "feature_names": feature_names,
         "sha256": array_sha256(X, y),
     }
     return X, y, meta

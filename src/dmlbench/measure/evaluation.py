@@ -1,9 +1,11 @@
 """Evaluation of a fitted method on a test part: k-NN accuracy for several k, hubness, timings.
 
 It calls the method's hooks (the method contract, `dmlbench.methods.base`) and imports no
-method. Voting is deterministic (`knn_rule`): neighbours come ordered by (distance, training
-index) and a tie between classes goes to the smallest class label, as scikit-learn's
-KNeighborsClassifier does.
+method; what they return is checked against the contract first (`measure.contract`:
+`neighbour_lists`, `predictions`), so a non-finite distance, a repeated or out-of-range index, a
+list of the wrong shape or a label the training set does not have fails the job. Voting is
+deterministic (`knn_rule`): neighbours come ordered by (distance, training index) and a tie
+between classes goes to the smallest class label, as scikit-learn's KNeighborsClassifier does.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 import psutil
 
 from .. import vocabulary as voc
-from . import hubness
+from . import contract, hubness
 from .knn_rule import accuracy_per_k, knn_vote
 from .neighbours import MAX_BLOCK_BYTES, chunk_rows, smallest_k
 
@@ -189,9 +191,10 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
     n_train = y_train.shape[0]
     metrics: dict[str, float] = {}
     if est.predicts_only:
+        labels = np.unique(y_train)
         with stopwatch(timings, "predict"):
             for k in ks:
-                acc = float(np.mean(est.predict(X_test, k) == y_test))
+                acc = float(np.mean(predictions(est, X_test, k, labels) == y_test))
                 metrics[voc.accuracy(k)], metrics[voc.error(k)] = acc, 1.0 - acc
         return metrics
     own_k = est.selected_k if k_selection == "loo" else None
@@ -202,8 +205,8 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
             "training points of this split"
         )
     with stopwatch(timings, "predict"):
-        lists = {k: ind for k, (_, ind) in est.kneighbors_per_k(
-            X_test, ks, depth, progress=progress).items()}
+        lists = {k: ind for k, (_, ind) in neighbour_lists(
+            est, X_test, ks, depth, n_train, progress=progress).items()}
         ind = lists[min(ks)]
     for k in ks:
         acc = accuracy_per_k(lists[k], y_train, y_test, [k])[k]
@@ -218,7 +221,9 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
             raise ValueError(f"leave-one-out search needs k = {loo_depth} < the {n_train} "
                              "training points of this split")
         with stopwatch(timings, "train_search"):
-            _, loo = est.train_kneighbors(loo_depth)
+            _, loo = contract.check_lists(est, est.train_kneighbors(loo_depth), n_train,
+                                          loo_depth, n_train, "train_kneighbors",
+                                          exclude_self=True)
         if k_selection != "none":
             metrics.update(select_k(ind, loo, y_train, y_test, ks, own_k))
         if train_hubness:
@@ -234,6 +239,8 @@ def evaluate(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.ndarray, k
         timings.update(extra_timing)
     embeddings = est.sweep_embeddings(X_test) if sweep else None
     if embeddings is not None:
+        embeddings = tuple(contract.check_embedding(est, Z, rows, "sweep_embeddings")
+                           for Z, rows in zip(embeddings, (y_test.size, n_train)))
         with stopwatch(timings, "sweep"):
             metrics.update(sweep_metrics(embeddings, y_train, y_test, ks))
     return metrics
@@ -246,9 +253,35 @@ def test_accuracies(est, X_test: np.ndarray, y_train: np.ndarray, y_test: np.nda
     `predicts_only`), without hubness or timings: what `evaluate` gives as `accuracy_k<k>` when
     called with the same `depth` (its `neighbour_depths`)."""
     if est.predicts_only:
-        return {k: float(np.mean(est.predict(X_test, k) == y_test)) for k in ks}
-    lists = est.kneighbors_per_k(X_test, ks, depth)
+        labels = np.unique(y_train)
+        return {k: float(np.mean(predictions(est, X_test, k, labels) == y_test)) for k in ks}
+    lists = neighbour_lists(est, X_test, ks, depth, y_train.shape[0])
     return {k: accuracy_per_k(lists[k][1], y_train, y_test, [k])[k] for k in ks}
+
+
+def neighbour_lists(est, X, ks, depth: int, n_train: int, progress: bool = False) -> dict:
+    """{k: (dist, ind)}: the fitted method's `kneighbors_per_k` of the queries X, `depth`
+    neighbours among its `n_train` training points, each distinct list checked against the
+    method contract (`contract.check_lists`)."""
+    found = est.kneighbors_per_k(X, ks, depth, progress=progress)
+    own = type(est).kneighbors_per_k.__qualname__.split(".")[0] != "KNeighborsMethod"
+    hook = "kneighbors_per_k" if own else "kneighbors"
+    missing = sorted(set(ks) - set(found)) if isinstance(found, dict) else ks
+    if missing:
+        raise contract.ContractError(f"{contract.method_name(est)}: kneighbors_per_k returned "
+                                     f"no list for k = {missing}")
+    checked: dict = {}
+    for lists in (found[k] for k in ks):
+        if id(lists) not in checked:
+            checked[id(lists)] = contract.check_lists(est, lists, X.shape[0], depth, n_train,
+                                                      hook)
+    return {k: checked[id(found[k])] for k in ks}
+
+
+def predictions(est, X, k: int, labels: np.ndarray) -> np.ndarray:
+    """The fitted classifier's `predict(X, k)`, checked against the method contract: one of
+    the training `labels` per query (`contract.check_predictions`)."""
+    return contract.check_predictions(est, est.predict(X, k), X.shape[0], labels)
 
 
 def select_k(ind: np.ndarray, loo: np.ndarray, y_train: np.ndarray, y_test: np.ndarray,

@@ -25,6 +25,7 @@ from ..measure.hubness_reduction import (
     Reducer,
     cosine_kneighbors,
 )
+from ..measure.contract import check_lists
 from ..measure.neighbours import MAX_BLOCK_BYTES
 from . import parameters
 from .base import KNeighborsMethod
@@ -210,7 +211,9 @@ class HubnessReduced(KNeighborsMethod):
             if self.distance == "cosine":
                 dist, ind = cosine_kneighbors(vectors[0], vectors[1], width, exclude_self=True)
             else:
-                dist, ind = self.method.train_kneighbors(width)
+                dist, ind = check_lists(self.method, self.method.train_kneighbors(width),
+                                        self.n_labeled_, width, self.n_labeled_,
+                                        "train_kneighbors", exclude_self=True)
             train = Lists(dist, ind, np.arange(self.n_labeled_), width == self.n_labeled_ - 1)
             self._reducer = Reducer(self.reduction, train, self.n_labeled_, variant=self.variant,
                                     k=self.k, vectors=vectors, spread_train=self._spread_train,
@@ -231,9 +234,11 @@ class HubnessReduced(KNeighborsMethod):
             else:
                 lists = self.method.kneighbors_per_k(Xb, ks, width)
             done: dict = {}
-            for k, (dist, ind) in lists.items():
-                key = id(ind)
-                if key not in done:
+            for k, found in lists.items():
+                key = id(found)
+                if key not in done:  # the method's own lists enter the reduction checked
+                    dist, ind = check_lists(self.method, found, Xb.shape[0], width,
+                                            self.n_labeled_)
                     own = np.full(ind.shape[0], -1)
                     done[key] = reducer.reduce(Lists(dist, ind, own, width == self.n_labeled_),
                                                n_neighbors, qv)

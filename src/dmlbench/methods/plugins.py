@@ -31,12 +31,14 @@ constructor, and scikit-learn's own declared constraints where the class has the
 
 from __future__ import annotations
 
+import ast
 import difflib
 import functools
 import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import re
 import sys
 from importlib import metadata
@@ -45,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg
 
+from ..measure.contract import check_embedding, check_lists
 from ..measure.neighbours import euclidean_kneighbors
 from .base import KNeighborsMethod, check_query, check_training_data
 from .parameters import ParameterError
@@ -166,29 +169,128 @@ def load(class_path: str) -> type:
     return cls if issubclass(cls, KNeighborsMethod) else adapter(cls, class_path)
 
 
+@functools.lru_cache(maxsize=8)
+def _entry_points(path: tuple[str, ...]) -> dict[str, str]:
+    """{name: class path} of the group `ENTRY_POINT_GROUP` for this `sys.path` (10 ms to
+    find: once per process and path; the first of a name wins, as `importlib.metadata`)."""
+    out: dict[str, str] = {}
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        out.setdefault(ep.name, ep.value)
+    return out
+
+
 def entry_point(name: str) -> str | None:
     """The class path (``module:Class``) an installed package registers as `name` in the group
     `ENTRY_POINT_GROUP`, or None."""
-    found = metadata.entry_points(group=ENTRY_POINT_GROUP).select(name=name)
-    return next(iter(found)).value if found else None
+    return _entry_points(tuple(sys.path)).get(name)
 
 
 def entry_point_names() -> list[str]:
-    return sorted(ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP))
+    return sorted(_entry_points(tuple(sys.path)))
 
 
-def provenance(method_cls: type) -> dict:
-    """Where a plug-in method comes from, for its records: {"class": its class path as shown,
-    "package", "version"} (the installed distribution that provides its module; none for a
-    file or a module outside any distribution)."""
-    class_path = getattr(method_cls, "class_path", None) or (
-        f"{method_cls.__module__}:{method_cls.__qualname__}")
-    out = {"class": shown(class_path)}
+@functools.lru_cache(maxsize=8)
+def _distributions(path: tuple[str, ...]) -> dict[str, list[str]]:
+    """{top-level module: distributions providing it} for this `sys.path` (0.3 s to find:
+    once per process and path)."""
+    return metadata.packages_distributions()
+
+
+def distribution(class_path: str) -> tuple[str, str] | None:
+    """(name, version) of the installed distribution providing the module of `class_path`;
+    None for a file, or a module outside any distribution."""
     if is_file(class_path):
-        return out
-    top = class_path.split(":")[0].split(".")[0]
-    for dist in metadata.packages_distributions().get(top, [])[:1]:
-        out.update(package=dist, version=metadata.version(dist))
+        return None
+    top = split(class_path)[0].split(".")[0]
+    for name in _distributions(tuple(sys.path)).get(top, [])[:1]:
+        return name, metadata.version(name)
+    return None
+
+
+def code_files(class_path: str) -> tuple[Path, Path, list[Path]] | None:
+    """(root, main file, local modules) of the code a plug-in outside any distribution runs:
+    for a file, its folder (first on sys.path while it is imported), the file, and the files
+    under that folder it imports (`local_imports`); for a module on sys.path, the folder its
+    top-level package lies in, the module's file and the files under that folder it imports.
+    None for a module of an installed distribution (its name and version identify it,
+    `distribution`) or one without a Python source file."""
+    where = split(class_path)[0]
+    if is_file(class_path):
+        main = Path(os.path.abspath(where))
+        root = main.parent
+    elif distribution(class_path) is not None:
+        return None
+    else:
+        found = importlib.util.find_spec(where)
+        if found is None or not (found.origin or "").endswith(".py"):
+            return None
+        main = Path(os.path.abspath(found.origin))
+        depth = where.count(".") + (main.name == "__init__.py")
+        root = main.parents[depth]
+    return root, main, local_imports(main, root)
+
+
+def local_imports(path: Path, root: Path) -> list[Path]:
+    """The Python files under `root` that the file `path` imports, directly or through one
+    another, by its import statements (read, not run, so those inside functions count too;
+    `importlib.import_module` and other imports by computed name are not seen), sorted."""
+    root, path = Path(os.path.abspath(root)), Path(os.path.abspath(path))
+    found, todo = set(), [path]
+    while todo:
+        current = todo.pop()
+        stat = current.stat()
+        for target in _imported_files(current, root, stat.st_size, stat.st_mtime_ns):
+            if target != path and target not in found:
+                found.add(target)
+                todo.append(target)
+    return sorted(found)
+
+
+@functools.lru_cache(maxsize=256)
+def _imported_files(path: Path, root: Path, size: int, mtime_ns: int) -> tuple[Path, ...]:
+    """The files under `root` one import statement of `path` names (a version of the file:
+    its size and mtime)."""
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError):  # importing the plug-in reports it
+        return ()
+    out: list[Path] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                out += _module_files(root, alias.name.split("."))
+        elif isinstance(node, ast.ImportFrom):
+            base = root
+            if node.level:
+                base = path.parent
+                for _ in range(node.level - 1):
+                    base = base.parent
+            names = [alias.name for alias in node.names]
+            out += _module_files(base, node.module.split(".") if node.module else [], names)
+    return tuple(f for f in out if f.is_relative_to(root))
+
+
+def _module_files(base: Path, parts: list[str], names=()) -> list[Path]:
+    """The files importing module `parts` (a dotted name split) from folder `base` runs: each
+    package's __init__.py on the way, the module's own file, and of `names` (``from m import
+    names``) those that are submodules of the package m."""
+    out, folder = [], Path(os.path.abspath(base))
+    if not parts and (folder / "__init__.py").is_file():
+        out.append(folder / "__init__.py")
+    for part in parts:
+        if (folder / part / "__init__.py").is_file():
+            folder = folder / part
+            out.append(folder / "__init__.py")
+        elif (folder / f"{part}.py").is_file():
+            return [*out, folder / f"{part}.py"]
+        elif (folder / part).is_dir():  # a namespace package
+            folder = folder / part
+        else:
+            return out
+    for name in names:
+        for candidate in (folder / f"{name}.py", folder / name / "__init__.py"):
+            if candidate.is_file():
+                out.append(candidate)
     return out
 
 
@@ -369,11 +471,7 @@ class EmbeddingPlugin(PluginMethod):
         Z = self.estimator_.transform(X)
         if not isinstance(Z, np.ndarray):
             Z = np.asarray(getattr(Z, "toarray", lambda: Z)())
-        Z = np.asarray(Z, dtype=float)
-        if Z.ndim != 2 or Z.shape[0] != X.shape[0]:
-            raise ValueError(f"{self.class_path}: transform must return one row per point, "
-                             f"got shape {Z.shape} for {X.shape[0]} points")
-        return Z
+        return check_embedding(self, Z, X.shape[0], "transform")
 
     def kneighbors(self, X, n_neighbors: int, progress: bool = False):
         return euclidean_kneighbors(self.embed(X), self.embedding_, n_neighbors,
@@ -407,32 +505,20 @@ class NeighboursPlugin(PluginMethod):
         self._X_train = X
 
     def _lists(self, X, n_neighbors: int):
+        """The estimator's lists of X, checked (`measure.contract.check_lists`) and ordered."""
         found = self.estimator_.kneighbors(X, n_neighbors=n_neighbors)
-        if not (isinstance(found, tuple) and len(found) == 2):
-            raise ValueError(f"{self.class_path}: kneighbors(X, n_neighbors) must return "
-                             "(distances, indices)")
-        dist, ind = np.asarray(found[0], dtype=float), np.asarray(found[1])
-        expected = (X.shape[0], n_neighbors)
-        if dist.shape != expected or ind.shape != expected:
-            raise ValueError(f"{self.class_path}: kneighbors returned arrays of shapes "
-                             f"{dist.shape} and {ind.shape}, expected {expected}")
-        n = self._X_train.shape[0]
-        if not np.issubdtype(ind.dtype, np.integer) or ind.min() < 0 or ind.max() >= n:
-            raise ValueError(f"{self.class_path}: kneighbors must return indices into the "
-                             f"{n} training points")
-        order = np.lexsort((ind, dist), axis=1)
-        return (np.take_along_axis(dist, order, axis=1),
-                np.take_along_axis(ind, order, axis=1).astype(np.int64))
+        return self._ordered(*check_lists(self, found, X.shape[0], n_neighbors,
+                                          self._X_train.shape[0]))
 
     def kneighbors(self, X, n_neighbors: int, progress: bool = False):
         return self._lists(check_query(X, self.n_features_in_), n_neighbors)
 
     def train_kneighbors(self, n_neighbors: int):
+        n = self._X_train.shape[0]
         own = getattr(self.estimator_, "train_kneighbors", None)
         if callable(own):
-            dist, ind = own(n_neighbors)
-            return self._ordered(np.asarray(dist, dtype=float), np.asarray(ind))
-        n = self._X_train.shape[0]
+            return self._ordered(*check_lists(self, own(n_neighbors), n, n_neighbors, n,
+                                              "train_kneighbors", exclude_self=True))
         dist, ind = self._lists(self._X_train, min(n_neighbors + 1, n))
         own_row = ind == np.arange(n)[:, None]
         drop = np.where(own_row.any(axis=1), own_row.argmax(axis=1), ind.shape[1] - 1)

@@ -4,6 +4,7 @@ fit -> evaluate -> result record. Records are the source of truth; MLflow only i
 from __future__ import annotations
 
 import hashlib
+import random
 import shutil
 import sys
 import traceback
@@ -37,26 +38,40 @@ def method_class(spec: dict) -> type:
     return method_registry.get(spec["method"]["name"])
 
 
+def seed_global_generators(seed: int) -> None:
+    """Seed NumPy's global generator (`np.random.seed`, modulo 2^32) and Python's `random`:
+    a method drawing from them (a plug-in without `random_state`) repeats its numbers."""
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
+
+
 def build_estimator(spec: dict, split: int, overrides: dict | None = None):
     """The method of `spec` (its parameters overridden by `overrides`, e.g. a tuning
-    candidate), with `random_state` set per split when the config leaves it out."""
+    candidate), with `random_state` set per split when the config leaves it out. Every
+    estimator a job fits is built here right before its fit (the split's, a tuning
+    candidate's on an inner fold, the default's), so the global generators are seeded here
+    too, with the same `method_seed`."""
     m = spec["method"]
     params = {**m["params"], **(overrides or {})}
     cls = method_class(spec)
     if "random_state" in cls.parameter_names() and params.get("random_state") is None:
         params["random_state"] = method_seed(spec["seed"], split)
+    seed_global_generators(method_seed(spec["seed"], split))
     return method_registry.make(m["name"], params, cls), params
 
 
 def plugin_record(spec: dict) -> dict | None:
-    """A plug-in method's provenance for its records: class path, package and version
-    (`plugins.provenance`), and the sha256 of its file; None for a registered method."""
+    """A plug-in method's provenance for its records: what identifies its code in the job's
+    identity (class path; package and version, or the sha256 of its file and its local
+    modules: `run.sources.plugin_code`), and how its randomness was seeded (`seeding`:
+    'random_state' when it takes one, else 'global': only the global generators seeded by
+    `build_estimator`); None for a registered method."""
     if "class" not in spec["method"]:
         return None
-    out = {**plugins.provenance(method_class(spec)), "class": spec["method"]["class"]}
-    if "sha256" in spec["method"]:
-        out["sha256"] = spec["method"]["sha256"]
-    return out
+    out = {key: spec["method"][key] for key in ("class", "package", "version", "sha256",
+                                                "modules") if key in spec["method"]}
+    takes = "random_state" in method_class(spec).parameter_names()
+    return {**out, "seeding": "random_state" if takes else "global"}
 
 
 def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,

@@ -77,6 +77,7 @@ def check(config: dict, config_files=()) -> dict:
                 raise ConfigError(key, f"'{ds}' is not a data-set label of this config")
     check_job_groups(config)
     check_data_limits(config)
+    check_tuning_folds(config)
     return config
 
 
@@ -110,12 +111,32 @@ def _checked_method(config: dict, label: str) -> type:
                           "name) or `class` (a plug-in), not both")
     key = (f"methods.{label}.class" if "class" in entry else
            f"methods.{label}.method" if "method" in entry else f"methods.{label}")
+    _check_name(config, label, key)
     try:
         return method_class(config, label)
     except plugins.PluginError as err:
         raise ConfigError(key, str(err)) from None
     except KeyError as err:
         raise ConfigError(key, err.args[0]) from None
+
+
+def _check_name(config: dict, label: str, key: str) -> None:
+    """A built-in method's name stands for it alone: a label that is one names that method
+    (reports find the Euclidean baseline by it), and a name that an installed package also
+    declares as an entry point is ambiguous (the built-in would silently win)."""
+    name = cfg.method_name(config, label)
+    if label in method_registry.REGISTRY and ("class" in config["methods"][label]
+                                             or name != label):
+        raise ConfigError(f"methods.{label}", f"'{label}' is the name of a built-in method, "
+                          "which the label stands for in records and reports; give this "
+                          "entry a label of its own")
+    if "class" not in config["methods"][label] and name in method_registry.REGISTRY:
+        clash = plugins.entry_point(name)
+        if clash is not None:
+            raise ConfigError(key, f"'{name}' names both the built-in method and the entry "
+                              f"point '{clash}' an installed package declares in group "
+                              f"'{plugins.ENTRY_POINT_GROUP}'; rename or uninstall the entry "
+                              "point (or give its class as `class`, with a label of its own)")
 
 
 def tuning_settings(config: dict, label: str) -> dict | None:
@@ -161,6 +182,31 @@ def _check_tuning(config: dict, label: str, cls: type) -> None:
             cls.check_parameters({**params, **candidate})
     except ParameterError as err:
         raise ConfigError(f"{key}.{err.parameter}", str(err)) from None
+
+
+def check_tuning_folds(config: dict) -> None:
+    """`tuning.folds` stratified inner folds put every class in each only when each class has
+    that many training points: on every data set a method runs on, its split with the fewest
+    training points of its smallest class (`protocols.smallest_training_class`; not checked for
+    given splits and published folds, whose class counts are not pinned)."""
+    if config.get("tuning") is None:
+        return
+    folds = config["tuning"]["folds"]
+    used = {ds for method in config["methods"] for ds in cfg.method_datasets(config, method)}
+    for label in (ds for ds in config["datasets"] if ds in used):
+        spec = dataset_spec(config, label)
+        if spec.class_counts is None:
+            continue
+        drop = int(config["datasets"][label].get("drop_classes_below") or 0)
+        counts = list(protocols.kept_counts(spec.class_counts, drop, spec.name).values())
+        protocol = cfg.dataset_protocol(config, label)
+        smallest = protocols.smallest_training_class(protocol, counts)
+        if smallest is not None and folds > smallest:
+            raise ConfigError("tuning.folds", f"{folds} stratified inner folds need {folds} "
+                              f"training points of every class; a training part of data set "
+                              f"'{label}' ({protocols.protocol_id(protocol, config['seed'])}) "
+                              f"has {smallest} of its smallest class ({min(counts)} samples in "
+                              f"all): use at most {smallest} folds, or leave the data set out")
 
 
 def _check_reduction(config: dict, label: str) -> None:

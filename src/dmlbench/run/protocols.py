@@ -194,6 +194,23 @@ def smallest_training_part(protocol: dict, n: int, n_classes: int,
     raise ValueError(f"protocol.kind must be one of {KINDS}, got {kind!r}")
 
 
+def smallest_training_class(protocol: dict, counts: list[int]) -> int | None:
+    """The fewest training points of one class a split of `protocol` has, for classes of
+    `counts` samples (after any class filter): holdout floor(train_size x c / n) for the
+    smallest class c (scikit-learn's StratifiedShuffleSplit gives each class at least that);
+    k-fold c - ceil(c / folds) (StratifiedKFold puts floor or ceil of c / folds of a class in
+    each test fold); leave-one-out c - 1. None for a given split or published folds, whose
+    class counts are not pinned."""
+    kind, c, n = protocol["kind"], min(counts), sum(counts)
+    if kind == "loo":
+        return c - 1
+    if kind == "kfold":
+        return c - math.ceil(c / _folds(protocol, n))
+    if kind == "holdout":
+        return _holdout_sizes(protocol, n, len(counts), "?")["train_size"] * c // n
+    return None
+
+
 def _folds(protocol: dict, n: int) -> int:
     folds = int(protocol["folds"])
     if folds < 2 or folds > n:

@@ -7,8 +7,9 @@ package's entry point). `resolve_files` makes their paths absolute, relative to 
 that gives each, so that jobs run from any directory; `dataset_spec` reads a data file (n, d and
 class counts for the planner's limit checks, as the registry gives them for its sets) and
 `method_class` imports a plug-in. A file's sha256 joins its jobs' identity (through the data
-set's cache name, and the `sha256` of the job's `method`, `method_entry`), so editing it reruns
-those jobs only.
+set's cache name, and the `sha256` of the job's `method`, `method_entry`), and so do the local
+modules a plug-in imports and an installed plug-in's distribution and version
+(`plugin_code`), so editing them reruns those jobs only.
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ def method_class(config: dict, label: str) -> type:
 
 def method_entry(config: dict, label: str) -> dict:
     """The job spec's `method`: label, name, parameters, and for a plug-in its class path as
-    records show it (`class`, a file by its name) and the file's `sha256` (both join the job's
-    identity)."""
+    records show it (`class`, a file by its name) and what identifies its code (`plugin_code`;
+    all of it joins the job's identity)."""
     out = {"label": label, "name": cfg.method_name(config, label),
            "params": cfg.method_params(config, label)}
     class_path = config["methods"][label].get("class")
@@ -101,6 +102,24 @@ def method_entry(config: dict, label: str) -> dict:
         out["name"] = plugins.shown(class_path)
     if class_path is not None:
         out["class"] = plugins.shown(class_path)
-    if class_path is not None and plugins.is_file(class_path):
-        out["sha256"] = files.sha256(class_path.rsplit(":", 1)[0])
+        out.update(plugin_code(class_path))
+    return out
+
+
+def plugin_code(class_path: str) -> dict:
+    """What identifies the code of a plug-in (docs/your-method.md): the installed
+    distribution's `package` and `version` for a module of one; else the `sha256` of its file
+    (the named file, or the module's) and, when it imports any, `modules`: {path relative to
+    the file's folder (a module's: its top-level package's), as / separated: sha256} of the
+    local Python files it imports (`plugins.code_files`)."""
+    found = plugins.distribution(class_path)
+    if found is not None:
+        return {"package": found[0], "version": found[1]}
+    code = plugins.code_files(class_path)
+    if code is None:
+        return {}
+    root, main, local = code
+    out = {"sha256": files.sha256(main)}
+    if local:
+        out["modules"] = {path.relative_to(root).as_posix(): files.sha256(path) for path in local}
     return out

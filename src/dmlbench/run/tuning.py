@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from ..files import write_npz
+from ..measure.evaluation import neighbour_lists, predictions
 from ..measure.knn_rule import knn_vote
 from ..methods import search_spaces
 
@@ -69,13 +70,14 @@ def inner_folds(spec: dict, y_train: np.ndarray, split: int) -> tuple[np.ndarray
 
 def inner_accuracies(estimator, X_fit, y_fit, X_val, y_val, ks: list[int]) -> dict[int, float]:
     """k-NN accuracy on the inner validation part of `estimator` fitted on the inner training
-    part, at each k (labels re-encoded 0 .. c-1 for the fit, as the jobs do)."""
+    part, at each k (labels re-encoded 0 .. c-1 for the fit, as the jobs do); its lists and
+    predictions checked against the method contract as the evaluation's are."""
     classes, codes = np.unique(y_fit, return_inverse=True)
     estimator.fit(X_fit, codes)
     if estimator.predicts_only:
-        return {k: float(np.mean(classes[np.asarray(estimator.predict(X_val, k))] == y_val))
-                for k in ks}
-    lists = estimator.kneighbors_per_k(X_val, ks, max(ks))
+        codes_val = {k: predictions(estimator, X_val, k, np.arange(classes.size)) for k in ks}
+        return {k: float(np.mean(classes[codes_val[k].astype(np.int64)] == y_val)) for k in ks}
+    lists = neighbour_lists(estimator, X_val, ks, max(ks), y_fit.size)
     return {k: float(np.mean(classes[knn_vote(codes[lists[k][1][:, :k]], classes.size)]
                              == y_val)) for k in ks}
 
