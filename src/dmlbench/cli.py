@@ -46,13 +46,15 @@ with deferred.deferring("pandas", "pyarrow"):
 def _datasets(args) -> None:
     specs = [spec for spec in REGISTRY.values() if not args.paper or args.paper in spec.papers]
     if args.files:
-        pins = {"published": "published checksum", "arrays": "array sha256",
-                "lock": "lock", "unpinned": "UNPINNED"}
-        rows = [(spec.name, f"{spec.group}/{f.name}", pins[lock.pin_of(spec, f)],
-                 " ".join(f.urls)) for spec in specs if spec.downloads for f in spec.files]
+        pins = {"published": "published checksum", "debian": "Debian index",
+                "arrays": "array sha256", "lock": "lock", "unpinned": "UNPINNED"}
+        rows = [(spec.name, f"{spec.group}/{f.name}", pins[lock.pin_of(spec, f)], _homes(f))
+                for spec in specs if spec.downloads for f in spec.files]
         _print_table(("name", "mirror path", "pinned by", "public homes"), rows,
                      wrap_last=not args.full)
-        print("\npinned by: the checksum its source publishes; the sha256 of the data set's "
+        print("\npinned by: the checksum its source publishes; Debian index: its content in a "
+              "Debian package whose .deb has the sha256 of Debian's signed index (mirror path "
+              "debian/<.deb>); the sha256 of the data set's "
               "arrays (registry); or the sha256 of a genuine copy in the download lock "
               f"{lock.lock_path()}. UNPINNED: no genuine copy could be pinned (the lock says "
               f"why); refused unless you pass {lock.TRUST_OPTION}, and then marked unpinned "
@@ -80,6 +82,14 @@ def _datasets(args) -> None:
     header = ("name", "n", "d", "classes", "source", "status", "papers", "notes")
     _print_table(header, rows, wrap_last=not args.full)
     print("\npapers: " + "; ".join(f"{k} = {v}" for k, v in PAPERS.items()))
+
+
+def _homes(file) -> str:
+    """A downloaded file's public homes, its Debian package's (with the member) last."""
+    homes = list(file.urls)
+    if file.debian is not None:
+        homes.append(f"{file.debian.package.urls[0]} ({file.debian.path})")
+    return " ".join(homes)
 
 
 def _print_table(header, rows, wrap_last=True) -> None:
