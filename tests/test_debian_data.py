@@ -85,7 +85,7 @@ def test_what_a_deb_reader_cannot_read_is_named(tmp_path):
     with pytest.raises(debian.DebianPackageError, match="no ar header"):
         debian.read_member(tmp_path / "plain.txt", "usr/a")
     broken = tmp_path / "broken.deb"
-    broken.write_bytes(ar_archive([("data.tar.xz", lzma.compress(b"not a tar") [:20])]))
+    broken.write_bytes(ar_archive([("data.tar.xz", lzma.compress(b"not a tar")[:20])]))
     with pytest.raises(debian.DebianPackageError, match="cannot be read"):
         debian.read_member(broken, "usr/a")
 
