@@ -156,7 +156,7 @@ def test_local_imports_are_the_explained_ones():
     projections in the baselines, metric-learn's initialisation and the compiled (numba) count
     of active triples in LMNN, cvxpy and the compiled (numba) solver in mvce, the compiled
     (numba) search pass in neighbours (and, to precompile it, the search it serves, which imports
-    it)."""
+    it), the R data file reader rdata (pandas, xarray) in the data formats."""
     found = {_module(path): _imports(path, local_only=True) for path in PACKAGE.rglob("*.py")}
     assert {module: names for module, names in found.items() if names} == {
         "dmlbench.cli": {"dmlbench.publish", "dmlbench.report"},
@@ -165,6 +165,7 @@ def test_local_imports_are_the_explained_ones():
         "dmlbench.methods.baselines": {"metric_learn", "dmlbench.solvers.itml_compiled"},
         "dmlbench.methods.lmnn": {"metric_learn", "dmlbench.solvers.lmnn_compiled"},
         "dmlbench.solvers.mvce": {"cvxpy", "dmlbench.solvers.mvce_compiled"},
+        "dmlbench.data.formats": {"rdata"},
         "dmlbench.measure.neighbours": {"dmlbench.measure.neighbours_compiled.finish_nearest",
                                         "dmlbench.measure.neighbours_compiled.update_nearest"},
         "dmlbench.measure.neighbours_compiled": {"dmlbench.measure.neighbours.euclidean_kneighbors"}}

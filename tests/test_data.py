@@ -347,6 +347,10 @@ def test_every_registered_set_is_embedded_downloadable_or_explains_why_not():
     for spec in data.REGISTRY.values():
         if spec.source == "download":
             assert spec.files and spec.group and spec.parse and all(f.urls for f in spec.files)
+        elif spec.source == "debian":  # every file out of a Debian package of pinned sha256
+            assert spec.files and spec.group and spec.parse
+            assert all(f.debian and len(f.debian.package.sha256) == 64 and f.checksum
+                       for f in spec.files)
         elif spec.source == "fetcher":
             assert spec.files and spec.fetch
         elif spec.source == "none":

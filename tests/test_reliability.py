@@ -54,8 +54,10 @@ def test_every_downloaded_file_has_a_pin_or_a_reason_in_the_committed_lock(commi
             assert len(entry["sha256"]) == 64 and entry.get("source"), key
         else:
             assert len(entry["unpinned"]) > 40, key
-    german = REGISTRY["german"]
-    assert lock.pin_of(german, german.files[0]) == "unpinned"
+    colon = REGISTRY["colon"]
+    assert lock.pin_of(colon, colon.files[0]) == "unpinned"
+    german = REGISTRY["german"]  # pinned since the team's cross-checked copy (issue 47)
+    assert lock.pin_of(german, german.files[0]) == "lock"
 
 
 def _crafted_german(mirror: Path) -> Path:
@@ -71,23 +73,53 @@ def _crafted_german(mirror: Path) -> Path:
     return path
 
 
+def _crafted_colon(mirror: Path) -> Path:
+    """A colon-cancer.bz2 (LIBSVM format) that passes every check of the registry (62 rows,
+    2000 non-constant columns, 2 classes) and whose first column is the label."""
+    import bz2
+    import io
+
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(0)
+    y = np.array([-1] * 40 + [1] * 22)
+    X = rng.normal(size=(62, 2000)).round(3)
+    X[:, 0] = y
+    text = io.BytesIO()
+    dump_svmlight_file(X, y, text, zero_based=False)
+    path = mirror / "colon" / "colon-cancer.bz2"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(bz2.compress(text.getvalue()))
+    return path
+
+
+def test_a_file_against_its_lock_pin_is_refused_even_when_unpinned_files_are_trusted(
+        committed_lock, tmp_path):
+    _crafted_german(tmp_path / "mirror")
+    for trust in (False, True):
+        with pytest.raises(data.DownloadError, match="german.data-numeric: sha256 mismatch"):
+            data.ensure("german", tmp_path / "cache", mirror=tmp_path / "mirror", offline=True,
+                        trust_unpinned=trust)
+    assert not cache.paths("german", tmp_path / "cache")[1].exists()
+
+
 def test_a_crafted_unpinned_file_from_a_mirror_is_refused_naming_its_sha256(
         committed_lock, tmp_path, capsys):
-    crafted = _crafted_german(tmp_path / "mirror")
+    crafted = _crafted_colon(tmp_path / "mirror")
     sha = hashlib.sha256(crafted.read_bytes()).hexdigest()
     cache_dir = tmp_path / "cache"
-    args = ["dataset", "german", "--mirror", str(tmp_path / "mirror"), "--offline",
+    args = ["dataset", "colon", "--mirror", str(tmp_path / "mirror"), "--offline",
             "--cache", str(cache_dir)]
     assert cli.main(args) == 2
     out = capsys.readouterr().err
     err = out.strip().splitlines()[-1]  # after the 'fetched ...' progress line
     assert "Traceback" not in out and err.startswith("dmlbench dataset: error: ")
-    assert "german/german.data-numeric" in err and sha in err and "--trust-unpinned" in err
-    assert not cache.paths("german", cache_dir)[1].exists()
+    assert "colon/colon-cancer.bz2" in err and sha in err and "--trust-unpinned" in err
+    assert not cache.paths("colon", cache_dir)[1].exists()
     # opted in: built, and the data set says which unpinned bytes it came from
     assert cli.main([*args, "--trust-unpinned"]) == 0
-    meta = json.loads(cache.paths("german", cache_dir)[1].read_text())
-    assert meta["unpinned"] == {"german/german.data-numeric": f"sha256:{sha}"}
+    meta = json.loads(cache.paths("colon", cache_dir)[1].read_text())
+    assert meta["unpinned"] == {"colon/colon-cancer.bz2": f"sha256:{sha}"}
     # the cached set is refused again without the opt-in
     assert cli.main(args) == 2
     assert "built from files without a pin" in capsys.readouterr().err
@@ -96,10 +128,10 @@ def test_a_crafted_unpinned_file_from_a_mirror_is_refused_naming_its_sha256(
 def test_the_workflow_refuses_an_unpinned_data_set_before_any_job(committed_lock, tmp_path):
     from dmlbench.data import availability
 
-    _crafted_german(tmp_path / "mirror")
-    args = (["german", "iris"], tmp_path / "cache", tmp_path / "mirror", True)
+    _crafted_colon(tmp_path / "mirror")
+    args = (["colon", "iris"], tmp_path / "cache", tmp_path / "mirror", True)
     [problem] = availability.missing(*args)
-    assert problem.how == "unpinned" and "german/german.data-numeric" in problem.detail
+    assert problem.how == "unpinned" and "colon/colon-cancer.bz2" in problem.detail
     assert "trust_unpinned: true" in availability.message([problem], tmp_path / "cache")
     assert availability.missing(*args, trust_unpinned=True) == []
 

@@ -48,13 +48,15 @@ with deferred.deferring("pandas", "pyarrow"):
 def _datasets(args) -> None:
     specs = [spec for spec in REGISTRY.values() if not args.paper or args.paper in spec.papers]
     if args.files:
-        pins = {"published": "published checksum", "arrays": "array sha256",
-                "lock": "lock", "unpinned": "UNPINNED"}
-        rows = [(spec.name, f"{spec.group}/{f.name}", pins[lock.pin_of(spec, f)],
-                 " ".join(f.urls)) for spec in specs if spec.downloads for f in spec.files]
+        pins = {"published": "published checksum", "debian": "Debian index",
+                "arrays": "array sha256", "lock": "lock", "unpinned": "UNPINNED"}
+        rows = [(spec.name, f"{spec.group}/{f.name}", pins[lock.pin_of(spec, f)], _homes(f))
+                for spec in specs if spec.downloads for f in spec.files]
         _print_table(("name", "mirror path", "pinned by", "public homes"), rows,
                      wrap_last=not args.full)
-        print("\npinned by: the checksum its source publishes; the sha256 of the data set's "
+        print("\npinned by: the checksum its source publishes; Debian index: its content in a "
+              "Debian package whose .deb has the sha256 of Debian's signed index (mirror path "
+              "debian/<.deb>); the sha256 of the data set's "
               "arrays (registry); or the sha256 of a genuine copy in the download lock "
               f"{lock.lock_path()}. UNPINNED: no genuine copy could be pinned (the lock says "
               f"why); refused unless you pass {lock.TRUST_OPTION}, and then marked unpinned "
@@ -82,6 +84,14 @@ def _datasets(args) -> None:
     header = ("name", "n", "d", "classes", "source", "status", "papers", "notes")
     _print_table(header, rows, wrap_last=not args.full)
     print("\npapers: " + "; ".join(f"{k} = {v}" for k, v in PAPERS.items()))
+
+
+def _homes(file) -> str:
+    """A downloaded file's public homes, its Debian package's (with the member) last."""
+    homes = list(file.urls)
+    if file.debian is not None:
+        homes.append(f"{file.debian.package.urls[0]} ({file.debian.path})")
+    return " ".join(homes)
 
 
 def _print_table(header, rows, wrap_last=True) -> None:
@@ -149,17 +159,22 @@ def _dataset(args) -> None:
 
 
 def _write_splits(ds: data.Dataset, out: str, protocol: dict, seed: int,
-                  drop_classes_below: int) -> None:
+                  drop_classes_below: int, train_size: int | None = None) -> None:
+    """The splits of `protocol`, their training parts subsampled to `train_size` when given (a
+    learning curve: `protocols.subsamples`)."""
     splits = protocols.make_splits(ds.y, protocol, seed, given=ds.given_split, dataset=ds.name,
                                    drop_classes_below=drop_classes_below,
                                    given_folds=ds.given_folds)
-    protocols.save_splits(out, splits, protocol, seed, ds.meta["sha256"])
-    print(f"{ds.name}: {len(splits)} splits -> {out}")
+    if train_size is not None:
+        splits = protocols.subsamples(splits, ds.y, train_size, seed, ds.name)
+    protocols.save_splits(out, splits, protocol, seed, ds.meta["sha256"], train_size)
+    size = "" if train_size is None else f" of {train_size} training points"
+    print(f"{ds.name}: {len(splits)} splits{size} -> {out}")
 
 
 def _split(args) -> None:
     _write_splits(data.load(args.name, args.cache), args.out, json.loads(args.protocol),
-                  args.seed, args.drop_classes_below)
+                  args.seed, args.drop_classes_below, args.train_size)
 
 
 def _prepare(args) -> None:
@@ -176,10 +191,11 @@ def _prepare(args) -> None:
     names = list(dict.fromkeys(args.names))
     by_name: dict[str, dict] = {name: {} for name in names}
     for out, entry in files.items():
-        unknown = set(entry) - {"protocol", "seed", "drop_classes_below", "dataset"}
+        unknown = set(entry) - {"protocol", "seed", "drop_classes_below", "dataset", "train_size"}
         if unknown or "protocol" not in entry:
             raise ValueError(f"--splits entry of {out} needs 'protocol' (and may give 'seed', "
-                             f"'drop_classes_below', 'dataset'); unknown keys: {sorted(unknown)}")
+                             f"'drop_classes_below', 'train_size', 'dataset'); unknown keys: "
+                             f"{sorted(unknown)}")
         name = entry.get("dataset", names[0] if len(names) == 1 else None)
         if name not in by_name:
             raise ValueError(f"--splits entry of {out}: " + (
@@ -192,10 +208,12 @@ def _prepare(args) -> None:
             ds = _ensure(name, args)
             for out, entry in entries.items():
                 protocol, seed = entry["protocol"], int(entry.get("seed", 0))
-                if protocols.is_split_file_of(out, protocol, seed, ds.meta["sha256"]):
+                size = entry.get("train_size")
+                if protocols.is_split_file_of(out, protocol, seed, ds.meta["sha256"], size):
                     print(f"{ds.name}: {out} is current, kept")
                     continue
-                _write_splits(ds, out, protocol, seed, int(entry.get("drop_classes_below", 0)))
+                _write_splits(ds, out, protocol, seed, int(entry.get("drop_classes_below", 0)),
+                              size)
         except (ValueError, KeyError, FileNotFoundError, IndexError, DownloadError) as err:
             if len(names) == 1:
                 raise
@@ -418,8 +436,9 @@ def parser() -> argparse.ArgumentParser:
                    help="registered data sets (`dmlbench datasets`), or cache names of --files")
     s.add_argument("--splits", default="{}",
                    help="the split files to write, as JSON {file: {\"protocol\": {...}, "
-                        "\"seed\": 0, \"drop_classes_below\": 0, \"dataset\": name}}; "
-                        "\"dataset\" may be left out when one name is given")
+                        "\"seed\": 0, \"drop_classes_below\": 0, \"train_size\": null, "
+                        "\"dataset\": name}}; \"dataset\" may be left out when one name is "
+                        "given; \"train_size\": a learning curve's size")
     _dataset_options(s)
     s.set_defaults(func=_prepare)
 
@@ -431,6 +450,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="seed of the random splits (default 0)")
     s.add_argument("--drop-classes-below", type=int, default=0,
                    help="leave out the classes with fewer samples than this (default 0: none)")
+    s.add_argument("--train-size", type=int, default=None,
+                   help="subsample each training part to this many points (a learning curve's "
+                        "size: nested and stratified, docs/usage.md)")
     s.add_argument("--cache", default="resources", help="data cache directory (default resources)")
     s.add_argument("--out", required=True, help="the split file (.npz) to write")
     s.set_defaults(func=_split)

@@ -188,12 +188,21 @@ def dataset_names(config: dict) -> list[str]:
 
 
 def dataset_protocol(config: dict, label: str) -> dict:
-    """The data set's protocol; `max_repeats` (quick runs) caps its repeats."""
+    """The data set's protocol, which makes its full training parts and test parts (without
+    `train_sizes`: `train_sizes` below); `max_repeats` (quick runs) caps its repeats."""
     protocol = dict(config["datasets"][label].get("protocol") or config["protocol"])
+    protocol.pop("train_sizes", None)
     cap = config.get("max_repeats")
     if cap and protocol["kind"] in ("holdout", "kfold"):
         protocol["repeats"] = min(int(protocol.get("repeats", 1)), int(cap))
     return protocol
+
+
+def train_sizes(config: dict, label: str) -> list[int]:
+    """The learning-curve sizes of the data set's protocol below the full training part
+    (`full` runs anyway), ascending; [] without a learning curve."""
+    protocol = config["datasets"][label].get("protocol") or config["protocol"]
+    return sorted(int(s) for s in protocol.get("train_sizes") or () if s != "full")
 
 
 def dataset_preprocess(config: dict, label: str) -> list:

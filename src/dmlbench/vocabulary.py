@@ -148,6 +148,9 @@ def fit(key: str) -> str:
 PARAM_K, PARAM_HUBNESS_K, PARAM_PROTOCOL = "k", "hubness_k", "protocol"
 #: run parameter (JSON settings) of a method evaluated through a hubness reduction
 PARAM_HUBNESS_REDUCTION = "hubness_reduction"
+#: run parameter of a learning curve's runs: the size their training parts were subsampled to
+#: (absent from the runs of full training parts)
+PARAM_TRAIN_SIZE = "train_size"
 
 
 class RunKind:

@@ -92,13 +92,16 @@ def batch_inputs(batch):
     identity, the data set's sha256 and the split file's protocol, seed and data set
     (`run.job.is_current`)."""
     labels = dict.fromkeys(job.dataset for job in batch.jobs)
-    return [ancient(path) for label in labels for path in
-            [*dataset_files(label).values(), dmlplan.split_path(CFG, label)]]
+    splits = dict.fromkeys(dmlplan.split_path(CFG, job.dataset, job.train_size)
+                           for job in batch.jobs)
+    return [ancient(path) for path in
+            [*(p for label in labels for p in dataset_files(label).values()), *splits]]
 
 
 def batch_argument(batch):
     """`dmlbench run --batch`: each job's spec and record file, as JSON."""
-    return json.dumps([{"job": dmlplan.job_spec(CFG, job.dataset, job.method, job.splits),
+    return json.dumps([{"job": dmlplan.job_spec(CFG, job.dataset, job.method, job.splits,
+                                                job.train_size),
                         "out": dmlplan.record_path(CFG, job)} for job in batch.jobs],
                       sort_keys=True)
 

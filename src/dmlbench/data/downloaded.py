@@ -131,16 +131,6 @@ def german_numeric(paths: Paths) -> RawData:
     return _columns(table, "german.data-numeric", slice(0, 24), 24)
 
 
-def landsat(paths: Paths) -> RawData:
-    """sat.trn (4435 rows) and sat.tst (2000): 36 spectral values then class (whitespace); the
-    Statlog partition is kept as the given split."""
-    train = formats.read_table(paths["sat.trn"], sep=None)
-    test = formats.read_table(paths["sat.tst"], sep=None)
-    raw = _columns(np.vstack([train, test]), "satimage", slice(0, 36), 36)
-    raw.given_split = _given(len(train), len(test))
-    return raw
-
-
 MNIST_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
                "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
 
@@ -184,6 +174,71 @@ def mnist_am17(seed: int = 0):
         return raw
 
     return parse
+
+
+FASHION_MNIST_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                       "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+#: Fashion-MNIST's label names (Xiao, Rasul & Vollgraf 2017, the README's table), by label
+FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal",
+                         "Shirt", "Sneaker", "Bag", "Ankle boot")
+
+
+def fashion_mnist(paths: Paths) -> RawData:
+    """Fashion-MNIST's four idx files (decompressed): 60000 + 10000 images of 28 x 28, pixels
+    0..255, labels 0..9 named as in its README; its partition kept as the given split. The
+    images stay uint8 until the one float64 array is made (70000 x 784 x 8 B = 439 MB)."""
+    images = [formats.read_idx(paths[FASHION_MNIST_FILES[i]]) for i in (0, 2)]
+    labels = [formats.read_idx(paths[FASHION_MNIST_FILES[i]]) for i in (1, 3)]
+    for X, y, part in zip(images, labels, ("train", "t10k")):
+        if X.shape[0] != y.shape[0] or X.shape[1:] != (28, 28) or y.ndim != 1:
+            raise ValueError(f"Fashion-MNIST {part}: images {X.shape} do not match labels "
+                             f"{y.shape}")
+        if y.size and y.max() >= len(FASHION_MNIST_CLASSES):
+            raise ValueError(f"Fashion-MNIST {part}: label {int(y.max())} is not one of 0..9")
+    n_train = len(images[0])
+    X = np.empty((n_train + len(images[1]), 28 * 28), dtype=np.float64)
+    X[:n_train] = images[0].reshape(n_train, -1)
+    X[n_train:] = images[1].reshape(len(images[1]), -1)
+    names = np.asarray(FASHION_MNIST_CLASSES, dtype=object)
+    raw = RawData(X=X, y=names[np.concatenate(labels)].astype(str))
+    raw.given_split = _given(n_train, len(images[1]))
+    return raw
+
+
+def r_frame(file_name: str, frame: str, target: str, given_train: int | None = None,
+            class_codes: dict[str, str] | None = None):
+    """An R data frame (`formats.read_rda`) as a data set: every column but `target` a feature
+    (a factor feature, e.g. DNA's 0/1 indicators, by the number its level names), `target` the
+    class (its level names, or `class_codes` {level: name}); with `given_train` the first that
+    many rows are the training part of the given split (for frames whose row order is the
+    published files', checked against them: docs/data.md)."""
+
+    def parse(paths: Paths) -> RawData:
+        names, columns = formats.read_rda(paths[file_name], frame)
+        if target not in columns:
+            raise ValueError(f"{file_name}: data frame {frame} has no column {target!r}")
+        features = [c for c in names if c != target]
+        X = np.column_stack([_factor_numbers(columns[c], f"{file_name}: {frame}${c}")
+                             if columns[c].dtype == object else columns[c] for c in features])
+        y = columns[target]
+        if class_codes is not None:
+            unknown = sorted(set(y.tolist()) - set(class_codes) - {None})
+            if unknown:
+                raise ValueError(f"{file_name}: classes {unknown} of {frame} have no code")
+            y = np.array([None if v is None else class_codes[v] for v in y], dtype=object)
+        raw = RawData(X=X, y=y, feature_names=features)
+        if given_train is not None:
+            raw.given_split = _given(given_train, len(y) - given_train)
+        return raw
+
+    return parse
+
+
+def _factor_numbers(levels: np.ndarray, label: str) -> np.ndarray:
+    """A factor whose level names are numbers, as those numbers (R's NA as NaN, which the
+    cache's checks then name)."""
+    text = np.where(np.equal(levels, None), "nan", levels)
+    return formats.to_float(text.reshape(-1, 1), label).ravel()
 
 
 def usps_esl(paths: Paths) -> RawData:

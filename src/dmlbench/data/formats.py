@@ -1,6 +1,7 @@
 """Readers for the file formats data sets come in: text tables (comma- or whitespace-separated),
-compressed or archived files (.gz, .bz2, .zip, .tar[.gz]), MATLAB .mat, svmlight/LIBSVM and the
-MNIST idx format. They return plain arrays; `dmlbench.data.downloaded` turns them into `RawData`.
+compressed or archived files (.gz, .bz2, .zip, .tar[.gz]), MATLAB .mat, svmlight/LIBSVM, the
+MNIST idx format and R's data files (.rda / .RData). They return plain arrays (an R data frame:
+its columns); `dmlbench.data.downloaded` turns them into `RawData`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import gzip
 import io
 import struct
 import tarfile
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -126,3 +128,35 @@ def read_idx(path: str | Path) -> np.ndarray:
             f"the file has {len(body)} data bytes"
         )
     return np.frombuffer(body, dtype=dtype).reshape(shape)
+
+
+def read_rda(path: str | Path, name: str) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The data frame `name` of R data file `path` (.rda / .RData, any of R's compressions), read
+    by the `rdata` package (pure Python, no R): (column names, {column: values}), numeric columns
+    as float64 (NA as NaN), factors as the text of their levels (object; NA as None), so the
+    checks of `dmlbench.data.cache` see R's missing values. `ValueError` naming what is
+    missing."""
+    import rdata  # imports pandas and xarray: only the data sets stored as R files need it
+
+    with warnings.catch_warnings():
+        # R files written without an encoding flag (R before 3.5, as mlbench's): ASCII levels
+        warnings.filterwarnings("ignore", message="Unknown encoding", category=UserWarning)
+        try:
+            objects = rdata.read_rda(path)
+        except Exception as err:  # rdata raises plain exceptions on a damaged or foreign file
+            raise ValueError(f"{Path(path).name}: not a readable R data file ({err})") from None
+    if name not in objects:
+        raise ValueError(f"{Path(path).name}: no R object {name!r} (it holds {sorted(objects)})")
+    frame = objects[name]
+    if not hasattr(frame, "columns"):
+        raise ValueError(f"{Path(path).name}: R object {name!r} is not a data frame")
+    columns = {}
+    for column in frame.columns:
+        values = frame[column]
+        if str(values.dtype) == "category":
+            text = values.astype(str).to_numpy(dtype=object)
+            text[values.isna().to_numpy()] = None
+            columns[str(column)] = text
+        else:
+            columns[str(column)] = np.asarray(values, dtype=np.float64)
+    return [str(c) for c in frame.columns], columns

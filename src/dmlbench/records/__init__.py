@@ -104,6 +104,8 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
             "n_train": int(split.train.size),
             "n_test": int(split.test.size),
             "drop_classes_below": spec.get("drop_classes_below"),
+            # a learning curve's size (the training part subsampled); absent for full ones
+            **({"train_size": spec["train_size"]} if spec.get("train_size") else {}),
         },
         "preprocess": {"steps": spec["preprocess"], **pre_info},
         "method": {

@@ -453,6 +453,8 @@ def _flat_params(record: dict) -> dict:
         voc.PARAM_HUBNESS_K: record["hubness_k"],
         "seed": record["split"]["seed"],
     })
+    if record["split"].get("train_size"):
+        params[voc.PARAM_TRAIN_SIZE] = record["split"]["train_size"]
     reduction = record["method"].get("hubness_reduction")
     if reduction:
         params[voc.PARAM_HUBNESS_REDUCTION] = json.dumps(

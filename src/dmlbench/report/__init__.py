@@ -55,11 +55,13 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
     experiment = source.experiment
     started = time.perf_counter()
     with Renderer(workers, progress=progress) as renderer:  # its processes start meanwhile
-        parents, splits = source.load(parent_keys)
+        (parents, splits), (curve_parents, curve_splits) = runs.by_train_size(
+            *source.load(parent_keys))
         config = source.load_config(config_run_id)
         ctx = Context(parents, splits, out_dir, runs.hubness_k(parents), runs.ks(parents),
                       config, experiment=experiment, record_links=record_links,
-                      renderer=renderer, runs=source)
+                      renderer=renderer, runs=source, curve_parents=curve_parents,
+                      curve_splits=curve_splits)
         built = []
         for section in tqdm(SECTIONS, desc="report: sections", unit="section", leave=False,
                             disable=not progress or None):

@@ -72,7 +72,9 @@ class Context:
 
     `record_links` ({parent key: href relative to the page}) makes every (data set, method)
     cell link to the record file it comes from (a published report); without it, cells link
-    to the MLflow run (`mlflow_ui`, the runs view of the experiment)."""
+    to the MLflow run (`mlflow_ui`, the runs view of the experiment). `parents` and `splits`
+    are the runs of the full training parts; a learning curve's smaller sizes are
+    `curve_parents` and `curve_splits` (their column `train_size`; `runs.by_train_size`)."""
 
     parents: pd.DataFrame
     splits: pd.DataFrame
@@ -86,6 +88,8 @@ class Context:
     #: where the runs' curves, arrays and other kinds of runs are read (`runs.MlflowRuns`,
     #: `runs.RecordRuns`)
     runs: object | None = None
+    curve_parents: pd.DataFrame = field(default_factory=pd.DataFrame)
+    curve_splits: pd.DataFrame = field(default_factory=pd.DataFrame)
     mlflow_ui: str = field(default_factory=lambda: os.environ.get(
         "DMLBENCH_MLFLOW_UI", "http://127.0.0.1:5000"))
     figures_written: set = field(default_factory=set, repr=False)

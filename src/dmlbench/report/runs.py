@@ -208,21 +208,23 @@ def select(parents: pd.DataFrame, splits: pd.DataFrame,
     row per parent run and per split run.
 
     With `parent_keys` only those parents (and their splits) are kept, e.g. the current config's;
-    otherwise the newest parent per (data set, method label). Columns are the metric names plus
+    otherwise the newest parent per (data set, method label, learning-curve size). Columns are
+    the metric names plus
     `dataset` (the config label), `dataset_name` (the registered name), `method`,
     `method_name`, `family`, `run_id`, `parent_key`, `experiment_id`, and the run parameters
     `k` (the list of k evaluated), `hubness_k` and `preprocess`, the method's parameters as
     JSON (`method_params`), the label of its hubness reduction, if any (`hubness_reduction`),
     the unpinned downloaded files of its data set, if any (`unpinned`: "<group>/<file>
     sha256:<hex> ..."), and the run's `artifact_uri`; a split run's index among its parent's
-    splits (`split`, text; None for a parent).
+    splits (`split`, text; None for a parent); a learning curve's size (`train_size`, NaN for
+    the full training parts: `by_train_size`).
     """
     parents, splits = _tidy(parents), _tidy(splits)
     if parent_keys is not None:
         parents = parents[parents["parent_key"].isin(parent_keys)]
     else:
         parents = (parents.sort_values("start_time")
-                   .drop_duplicates(["dataset", "method"], keep="last"))
+                   .drop_duplicates(["dataset", "method", "train_size"], keep="last"))
     splits = splits[splits["parent_key"].isin(parents["parent_key"])]
     return parents.reset_index(drop=True), splits.reset_index(drop=True)
 
@@ -285,6 +287,28 @@ def _param(frame: pd.DataFrame, name: str):
     return frame.get(f"params.{name}")
 
 
+def _train_size(frame: pd.DataFrame) -> pd.Series:
+    """A learning curve's size of each run (its parameter `train_size`), as a number; NaN for
+    the runs of full training parts."""
+    values = frame.get(f"params.{voc.PARAM_TRAIN_SIZE}")
+    if values is None:
+        return pd.Series(np.nan, index=frame.index)
+    return pd.to_numeric(values, errors="coerce")
+
+
+def by_train_size(parents: pd.DataFrame, splits: pd.DataFrame):
+    """((parents, splits) of the full training parts, (parents, splits) of the learning curves'
+    smaller sizes): the report's sections read the first; the learning-curve section both."""
+    def part(frame, curve):
+        if frame.empty or "train_size" not in frame:
+            return frame if not curve else frame.iloc[0:0]
+        keep = frame["train_size"].notna() if curve else frame["train_size"].isna()
+        return frame[keep].reset_index(drop=True)
+
+    return ((part(parents, False), part(splits, False)),
+            (part(parents, True), part(splits, True)))
+
+
 def _method_params(frame: pd.DataFrame) -> pd.Series:
     """The method parameters of each run (params `method.<name>`) as one canonical JSON text, so
     runs of one method with the same parameters can be matched (e.g. with and without a hubness
@@ -314,6 +338,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "k": _param(frame, voc.PARAM_K),
         "hubness_k": _param(frame, voc.PARAM_HUBNESS_K),
         "preprocess": _param(frame, "preprocess"),
+        "train_size": _train_size(frame),
         "method_params": _method_params(frame),
         "hubness_reduction": frame.get(f"tags.{voc.Tag.HUBNESS_REDUCTION}"),
         "split": frame.get(f"tags.{voc.Tag.SPLIT}"),

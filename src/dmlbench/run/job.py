@@ -327,7 +327,8 @@ def stale_records(config: dict, paths: list[str | Path]) -> list[tuple[Path, str
         j = by_path.get(path)
         if j is None:
             continue
-        why = why_not_current(plan.job_spec(config, j.dataset, j.method, j.splits), path)
+        why = why_not_current(plan.job_spec(config, j.dataset, j.method, j.splits,
+                                            j.train_size), path)
         if why in OTHER_RESULTS:
             stale.append((path, why))
     return stale
@@ -363,7 +364,8 @@ def why_not_current(spec: dict, path: str | Path) -> str | None:
         split_records = records.read(path)
     except (OSError, ValueError):
         return "unreadable"
-    if not protocols.is_split_file_of(spec["split_file"], spec["protocol"], spec["seed"], sha256):
+    if not protocols.is_split_file_of(spec["split_file"], spec["protocol"], spec["seed"], sha256,
+                                      spec.get("train_size")):
         return "split file not of this protocol"
     if sorted(r["split"]["index"] for r in split_records) != sorted(spec["splits"]):
         return "other splits"

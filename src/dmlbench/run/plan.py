@@ -57,6 +57,7 @@ def check(config: dict, config_files=()) -> dict:
             raise ConfigError(f"datasets.{label}.drop_classes_below",
                               "leave-one-out makes one split per sample of the whole data set; "
                               "it cannot be combined with drop_classes_below")
+        _check_train_sizes(config, label, spec)
     for label, entry in config["methods"].items():
         cls = _checked_method(config, label)
         name, params = cfg.method_name(config, label), cfg.method_params(config, label)
@@ -79,6 +80,32 @@ def check(config: dict, config_files=()) -> dict:
     check_data_limits(config)
     check_tuning_folds(config)
     return config
+
+
+def _check_train_sizes(config: dict, label: str, spec) -> None:
+    """A learning curve (`train_sizes`) needs splits with a training part to subsample (not
+    leave-one-out), and each size room for `protocols.CURVE_MIN_PER_CLASS` points of every
+    class."""
+    sizes = cfg.train_sizes(config, label)
+    if not sizes:
+        return
+    key = (f"datasets.{label}.protocol.train_sizes"
+           if "protocol" in config["datasets"][label] else "protocol.train_sizes")
+    if cfg.dataset_protocol(config, label)["kind"] == "loo":
+        raise ConfigError(key, "a learning curve subsamples each training part; leave-one-out "
+                          "(one split per sample) has no training part to subsample")
+    floor = protocols.CURVE_MIN_PER_CLASS * spec.n_classes
+    if sizes[0] < floor:
+        raise ConfigError(key, f"{sizes[0]} points cannot hold {protocols.CURVE_MIN_PER_CLASS} "
+                          f"of each of the {spec.n_classes} classes of data set '{label}' "
+                          f"(at least {floor})")
+
+
+def curve_sizes(config: dict, label: str) -> list[int]:
+    """The learning-curve sizes data set `label` runs besides its full training parts: those of
+    `train_sizes` below its smallest training part (`training_part`)."""
+    sizes = cfg.train_sizes(config, label)
+    return [size for size in sizes if size < training_part(config, label)[0]] if sizes else []
 
 
 def _checked_dataset(config: dict, label: str):
@@ -229,12 +256,14 @@ def _check_reduction(config: dict, label: str) -> None:
 
 @dataclass(frozen=True)
 class Job:
-    """One workflow job: a method on a data set, for a batch (`part`) of its splits."""
+    """One workflow job: a method on a data set, for a batch (`part`) of its splits, with their
+    training parts subsampled to `train_size` (a learning curve's size; None: full)."""
 
     dataset: str  # data-set label
     method: str  # method label
     part: int
     splits: tuple[int, ...]
+    train_size: int | None = None
 
 
 def n_splits(config: dict, label: str) -> int:
@@ -250,17 +279,21 @@ def jobs(config: dict) -> list[Job]:
     (default: all of them) and writes one record file; the workflow runs a `Batch` of jobs per
     process (`batches`). A method's `max_splits` runs only the first splits of each data set (a slow method on a
     protocol with many repeats), or of the data sets it maps to a number; its parent run then
-    aggregates that many."""
+    aggregates that many. A learning curve (`train_sizes`) repeats each job for each of its sizes
+    (`curve_sizes`): a job per size, with its own records and parent run."""
     out = []
     for ds in config["datasets"]:
         n = n_splits(config, ds)
+        sizes = [None, *curve_sizes(config, ds)]
         for m in config["methods"]:
             if ds not in cfg.method_datasets(config, m):
                 continue
             n_run = cfg.max_splits(config, m, ds, n)
             size = cfg.splits_per_job(config, m) or n_run
-            for part, start in enumerate(range(0, n_run, size)):
-                out.append(Job(ds, m, part, tuple(range(start, min(start + size, n_run)))))
+            for train_size in sizes:
+                for part, start in enumerate(range(0, n_run, size)):
+                    out.append(Job(ds, m, part, tuple(range(start, min(start + size, n_run))),
+                                   train_size))
     return out
 
 
@@ -349,13 +382,16 @@ def summary(config: dict) -> str:
             f"{len(jobs(config))} jobs")
 
 
-def job_spec(config: dict, dataset: str, method: str, splits: list[int]) -> dict:
-    """Everything one job needs, self-contained (the workflow passes it to `dmlbench run`)."""
+def job_spec(config: dict, dataset: str, method: str, splits: list[int],
+             train_size: int | None = None) -> dict:
+    """Everything one job needs, self-contained (the workflow passes it to `dmlbench run`);
+    `train_size`: its splits' training parts subsampled to a learning curve's size."""
     spec = {
         "benchmark": cfg.benchmark(config),
         "dataset": {"label": dataset, "name": cfg.dataset_name(config, dataset)},
         "protocol": cfg.dataset_protocol(config, dataset),
-        "split_file": split_path(config, dataset),
+        "train_size": None if train_size is None else int(train_size),
+        "split_file": split_path(config, dataset, train_size),
         "splits": [int(s) for s in splits],
         "preprocess": cfg.dataset_preprocess(config, dataset),
         "method": sources.method_entry(config, method),
@@ -385,7 +421,7 @@ IDENTITY_KEYS = ("benchmark", "dataset", "protocol", "preprocess", "method", "k"
 #: that adding an option never changes the keys (and results) of configs that do not use it
 IDENTITY_OPTIONS = {key: cfg.default(key) for key in ("dimension_sweep", "k_selection",
                                                       "train_hubness")} | {
-    "hubness_reduction": None, "tuning": None}
+    "hubness_reduction": None, "tuning": None, "train_size": None}
 
 
 def identity(spec: dict) -> dict:
@@ -403,19 +439,24 @@ def identity(spec: dict) -> dict:
 
 
 def record_path(config: dict, job: Job) -> str:
-    return f"results/{cfg.benchmark(config)}/runs/{job.dataset}/{job.method}/part{job.part}.json"
+    """results/<benchmark>/runs/<data set>/<method>/[train<size>/]part<i>.json"""
+    size = "" if job.train_size is None else f"train{job.train_size}/"
+    return (f"results/{cfg.benchmark(config)}/runs/{job.dataset}/{job.method}/{size}"
+            f"part{job.part}.json")
 
 
-def split_id(config: dict, label: str) -> str:
-    """File stem of the data set's split file: protocol id, plus the class filter if any."""
+def split_id(config: dict, label: str, train_size: int | None = None) -> str:
+    """File stem of the data set's split file: protocol id, plus the class filter if any, plus
+    the learning curve's size of subsampled training parts."""
     pid = protocols.protocol_id(cfg.dataset_protocol(config, label), config["seed"])
     drop = config["datasets"][label].get("drop_classes_below")
-    return f"{pid}-drop{drop}" if drop else pid
+    pid = f"{pid}-drop{drop}" if drop else pid
+    return pid if train_size is None else f"{pid}-train{train_size}"
 
 
-def split_path(config: dict, label: str) -> str:
+def split_path(config: dict, label: str, train_size: int | None = None) -> str:
     return (f"{cfg.cache_dir(config)}/splits/{cfg.dataset_name(config, label)}/"
-            f"{split_id(config, label)}.npz")
+            f"{split_id(config, label, train_size)}.npz")
 
 
 def dataset_paths(config: dict, name: str) -> tuple[str, str]:
@@ -464,16 +505,19 @@ def prepare_steps(config: dict) -> list[PrepareStep]:
 
 
 def split_files(config: dict, name: str) -> dict[str, dict]:
-    """{split file: its protocol, seed and class filter, as `dmlbench prepare --splits` takes
-    them} of every label of the config whose cache name is `name` (one file per distinct
-    protocol, seed and filter)."""
+    """{split file: its protocol, seed, class filter and learning-curve size (None: full), as
+    `dmlbench prepare --splits` takes them} of every label of the config whose cache name is
+    `name` (one file per distinct protocol, seed, filter and size)."""
     out = {}
     for label in config["datasets"]:
         if cfg.dataset_name(config, label) == name:
-            out[split_path(config, label)] = {
-                "protocol": cfg.dataset_protocol(config, label), "seed": int(config["seed"]),
-                "drop_classes_below": int(config["datasets"][label].get("drop_classes_below")
-                                          or 0)}
+            for size in [None, *curve_sizes(config, label)]:
+                out[split_path(config, label, size)] = {
+                    "protocol": cfg.dataset_protocol(config, label),
+                    "seed": int(config["seed"]),
+                    "drop_classes_below": int(config["datasets"][label].get(
+                        "drop_classes_below") or 0),
+                    "train_size": size}
     return out
 
 
@@ -529,7 +573,31 @@ def training_shape(config: dict, label: str) -> TrainingShape:
     pinned), `drop_classes_below`, the protocol (`protocols.smallest_training_part`) and the
     preprocessing (`preprocessing.output_dim`). `ConfigError` at the responsible key when the
     class filter keeps fewer than two classes, a class is too small to split, the protocol's
-    sizes are impossible or the preprocessing does not fit the data."""
+    sizes are impossible or the preprocessing does not fit the data. With a learning curve
+    (`curve_sizes`) the split with the fewest training points is one of its smallest size."""
+    n_train, n_classes, exact_n, how = training_part(config, label)
+    spec = dataset_spec(config, label)
+    entry = config["datasets"][label]
+    sizes = curve_sizes(config, label)
+    if sizes:
+        n_train, exact_n = sizes[0], True
+        how = "the smallest size of train_sizes"
+    steps = cfg.dataset_preprocess(config, label)
+    key = f"datasets.{label}.preprocess" if "preprocess" in entry else "preprocess"
+    try:
+        d, exact_d = preprocessing.output_dim(steps, n_train, spec.d, spec.sparse)
+    except ValueError as err:
+        raise ConfigError(key, f"{err} (data set '{label}': n_train {'=' if exact_n else '<='} "
+                               f"{n_train}, d = {spec.d})") from None
+    name = f"'{label}'" + (f" ({spec.name})" if spec.name != label else "")
+    where = (f"data set {name}: n_train {'=' if exact_n else '<='} {n_train} ({how}), "
+             f"d {'=' if exact_d else '<='} {d}{' after preprocessing' if steps else ''}")
+    return TrainingShape(n_train, d, n_classes, where)
+
+
+def training_part(config: dict, label: str) -> tuple[int, int, bool, str]:
+    """(n_train, n_classes, exact, how) of the full training part of data set `label`'s split
+    with the fewest training points (`training_shape`, which says when it raises)."""
     spec = dataset_spec(config, label)
     entry = config["datasets"][label]
     drop = int(entry.get("drop_classes_below") or 0)
@@ -570,17 +638,7 @@ def training_shape(config: dict, label: str) -> TrainingShape:
         how = f"{protocol['folds']}-fold: {n} - ceil({n} / {protocol['folds']})" + how
     else:
         how = f"leave-one-out: {n} - 1" + how
-    steps = cfg.dataset_preprocess(config, label)
-    key = f"datasets.{label}.preprocess" if "preprocess" in entry else "preprocess"
-    try:
-        d, exact_d = preprocessing.output_dim(steps, n_train, spec.d, spec.sparse)
-    except ValueError as err:
-        raise ConfigError(key, f"{err} (data set '{label}': n_train {'=' if exact_n else '<='} "
-                               f"{n_train}, d = {spec.d})") from None
-    name = f"'{label}'" + (f" ({spec.name})" if spec.name != label else "")
-    where = (f"data set {name}: n_train {'=' if exact_n else '<='} {n_train} ({how}), "
-             f"d {'=' if exact_d else '<='} {d}{' after preprocessing' if steps else ''}")
-    return TrainingShape(n_train, d, n_classes, where)
+    return n_train, n_classes, exact_n, how
 
 
 def check_reduction_limits(config: dict, method: str, depth: int, shape: TrainingShape) -> None:

@@ -7,6 +7,11 @@ testing one sample on the N - 1 others; the gene-expression sets of Chang 2012) 
 ``{"kind": "given"}``, or ``{"kind": "given_folds"}``: the data set's published cross-validation
 folds (e.g. KEEL's DOB-SCV files, `dmlbench.data.keel`), one split per fold, whose index arrays
 keep the order of the published files (the other protocols sort them).
+
+A learning curve (`train_sizes`) subsamples each split's training part (`subsample`): nested
+(each size a prefix of one stratified order of the training part, drawn from the seed and the
+split's index, so a smaller subsample is a subset of every larger one) and stratified, with the
+split's test part unchanged; each size's splits are a split file of their own.
 """
 
 from __future__ import annotations
@@ -138,6 +143,54 @@ def _given_folds(y: np.ndarray, folds: list | None, dataset: str, drop_classes_b
     return out
 
 
+#: every subsample of a learning curve keeps this many points of each class (all of a smaller
+#: one): a class with one training point leaves most methods nothing to learn within it
+CURVE_MIN_PER_CLASS = 2
+
+
+def nested_order(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """An order of the positions 0..n-1 of `labels` whose every prefix is stratified: within
+    class c (n_c points, in a random order), its j-th point gets the key (j + u) / n_c, u
+    uniform in [0, 1), and the first `CURVE_MIN_PER_CLASS` of each class come before all
+    others (key - 1); the order sorts the keys. A prefix of s points then holds, of each class,
+    max(its floor, s n_c / n) points within about one on either side: the points of class c
+    whose keys are below the prefix's last key t are those with j < t n_c, give or take the
+    one whose interval [j, j + 1) / n_c holds t."""
+    labels = np.asarray(labels)
+    keys = np.empty(labels.size)
+    for c in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == c))
+        ranks = np.arange(members.size)
+        key = (ranks + rng.random(members.size)) / members.size
+        key[ranks < CURVE_MIN_PER_CLASS] -= 1.0
+        keys[members] = key
+    return np.argsort(keys, kind="stable")
+
+
+def subsample(split: Split, y: np.ndarray, size: int, seed: int, dataset: str = "?") -> Split:
+    """Split `split` with its training part cut to `size` points for a learning curve: the
+    first `size` of `nested_order` of the training part (its random order drawn from
+    [seed, split index], so every size of one split is a prefix of the same order: nested); the
+    test part is kept. `ValueError` naming the data set when the training part is not larger,
+    or too small a subsample to keep `CURVE_MIN_PER_CLASS` points of each class."""
+    train = np.asarray(split.train)
+    labels = np.asarray(y)[train]
+    floor = sum(min(CURVE_MIN_PER_CLASS, n) for n in np.unique(labels, return_counts=True)[1])
+    if not floor <= size < train.size:
+        raise ValueError(
+            f"data set '{dataset}', split {split.index}: a learning-curve size must be smaller "
+            f"than the training part ({train.size} points) and hold {CURVE_MIN_PER_CLASS} "
+            f"points of each class ({floor} points); got train_sizes entry {size}")
+    order = nested_order(labels, np.random.default_rng([seed, split.index]))
+    return Split(split.index, np.sort(train[order[:size]]), split.test)
+
+
+def subsamples(splits: list[Split], y: np.ndarray, size: int, seed: int,
+               dataset: str = "?") -> list[Split]:
+    """`subsample` of every split."""
+    return [subsample(s, y, size, seed, dataset) for s in splits]
+
+
 def kept_counts(counts: dict, drop_classes_below: int, dataset: str = "?") -> dict:
     """{class: samples} of the classes every split keeps: those with at least
     `drop_classes_below` samples (all when 0). At least two must remain: a `ValueError` names
@@ -236,14 +289,18 @@ def _holdout_sizes(protocol: dict, n: int, n_classes: int, dataset: str) -> dict
     return {"train_size": train, "test_size": test}
 
 
-def save_splits(path, splits: list[Split], protocol: dict, seed: int, dataset_sha256: str) -> None:
-    """Save splits as `train_<i>`/`test_<i>` index arrays plus the protocol, atomically."""
+def save_splits(path, splits: list[Split], protocol: dict, seed: int, dataset_sha256: str,
+                train_size: int | None = None) -> None:
+    """Save splits as `train_<i>`/`test_<i>` index arrays plus the protocol (and the
+    learning-curve size of subsampled training parts, `subsamples`), atomically."""
     arrays = {}
     for s in splits:
         arrays[f"train_{s.index}"] = s.train
         arrays[f"test_{s.index}"] = s.test
     info = {"protocol": protocol, "seed": seed, "dataset_sha256": dataset_sha256,
             "n_splits": len(splits)}
+    if train_size is not None:
+        info["train_size"] = int(train_size)
     write_npz(path, info=np.array(json.dumps(info, sort_keys=True)), **arrays)
 
 
@@ -255,17 +312,20 @@ def load_split(path, index: int) -> tuple[Split, dict]:
     return Split(index, npz[f"train_{index}"], npz[f"test_{index}"]), dict(info)
 
 
-def is_split_file_of(path, protocol: dict, seed: int, dataset_sha256: str) -> bool:
+def is_split_file_of(path, protocol: dict, seed: int, dataset_sha256: str,
+                     train_size: int | None = None) -> bool:
     """Whether `path` is a readable split file made with this protocol and seed from the data
     set of this sha256: the splits `make_splits` gives them (its name says the class filter,
-    `dmlbench.run.plan.split_id`). Neither prepare nor the jobs go by its time: the workflow
+    `dmlbench.run.plan.split_id`), subsampled to `train_size` (a learning curve's size; None:
+    the full training parts). Neither prepare nor the jobs go by its time: the workflow
     touches every split file of a config whenever its prepare step runs."""
     try:
         _, info = _open_split_file(*_file_identity(path))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         return False
     return (info.get("protocol") == protocol and info.get("seed") == seed
-            and info.get("dataset_sha256") == dataset_sha256)
+            and info.get("dataset_sha256") == dataset_sha256
+            and info.get("train_size") == train_size)
 
 
 def _file_identity(path) -> tuple[str, int, int, int]:
