@@ -2,6 +2,7 @@
 `ast` (every import, those inside functions too) and checked in fresh interpreters."""
 
 import ast
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -111,6 +112,42 @@ def test_the_rooms_have_no_import_cycle():
         visit(room)
 
 
+def test_no_module_imports_the_package_root():
+    """Every dmlbench import names a room (`dmlbench.<room>...`), never a name of the package
+    root: its lazy exports (the methods' classes) would make the importer look as if it
+    depended on the methods. The version lives in the leaf `_version`, which imports nothing."""
+    for path in PACKAGE.rglob("*.py"):
+        rooms = {_room(name) for name in _dmlbench_imports(path)}
+        assert rooms <= ROOMS | {""}, (path, rooms - ROOMS)
+    assert _dmlbench_imports(PACKAGE / "_version.py") == set()
+
+
+def test_the_version_is_the_one_of_pyproject():
+    import tomllib
+
+    from dmlbench._version import __version__
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert __version__ == project["version"]
+
+
+def test_metric_names_are_spelt_by_the_vocabulary_only():
+    """`accuracy_k<k>` and `error_k<k>` are built by `vocabulary.accuracy` / `error` alone: no
+    string of another module's code (docstrings aside) spells them."""
+    spelt = re.compile(r"(?<![a-z_])(accuracy|error)_k(\d|$)")
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "vocabulary.py":
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and id(node) not in docstrings:
+                assert not spelt.search(node.value), (path, node.lineno, node.value)
+
+
 def test_no_method_imports_the_evaluation():
     """The local-metric search and the model selection use the k-NN rule (`measure.knn_rule`),
     below the methods; the evaluation, above them, calls their hooks."""
@@ -130,9 +167,10 @@ def test_the_report_does_not_import_config_and_config_imports_no_other_room():
     loaded = _fresh("import sys, dmlbench.config; print(' '.join(sys.modules))").split()
     # strict_yaml: the YAML reader (duplicate keys, one-line errors), itself importing no room
     assert {m for m in loaded if m.startswith("dmlbench")} == {
-        "dmlbench", "dmlbench.config", "dmlbench.strict_yaml"}
+        "dmlbench", "dmlbench._version", "dmlbench.config", "dmlbench.strict_yaml"}
     loaded = _fresh("import sys, dmlbench.strict_yaml; print(' '.join(sys.modules))").split()
-    assert {m for m in loaded if m.startswith("dmlbench")} == {"dmlbench", "dmlbench.strict_yaml"}
+    assert {m for m in loaded if m.startswith("dmlbench")} == {
+        "dmlbench", "dmlbench._version", "dmlbench.strict_yaml"}
 
 
 def test_the_cli_imports_no_heavy_module_a_verb_may_not_need():

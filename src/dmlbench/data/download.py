@@ -40,7 +40,7 @@ import unlzw3
 import urllib3
 from tqdm.auto import tqdm
 
-from .. import __version__
+from .._version import __version__
 from ..files import atomic_path
 from .spec import RemoteFile
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 from tqdm import tqdm
 
-from .. import __version__
+from .._version import __version__
 from ..files import atomic_path, write_json
 from ..records import tracking
 from ..records.public import public_config
