@@ -148,6 +148,20 @@ def test_metric_names_are_spelt_by_the_vocabulary_only():
                 assert not spelt.search(node.value), (path, node.lineno, node.value)
 
 
+def test_the_config_leaf_stays_short():
+    """config.py holds reading, the schema's defaults and typed accessors, nothing more (what a
+    config implies lives in run.plan): under 250 lines."""
+    assert len((PACKAGE / "config.py").read_text().splitlines()) < 250
+
+
+def test_the_report_reads_only_the_registry_of_the_data_room():
+    """Of `data`, the report reads the registry alone (report.papers: our name of a paper's data
+    set and whether it can be had): it never loads, builds or downloads a data set."""
+    for path in (PACKAGE / "report").rglob("*.py"):
+        used = {name for name in _dmlbench_imports(path) if _room(name) == "data"}
+        assert all(name.startswith("dmlbench.data.registry.") for name in used), (path, used)
+
+
 def test_no_method_imports_the_evaluation():
     """The local-metric search and the model selection use the k-NN rule (`measure.knn_rule`),
     below the methods; the evaluation, above them, calls their hooks."""
