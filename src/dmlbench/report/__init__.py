@@ -7,6 +7,10 @@ The page opens on its answer (the summary section), then the details, section by
 and first column in view (the template's script and style, no outside resource: the page works
 offline). Figures and the Monte-Carlo comparisons are computed in a process pool while the
 sections read the runs (`render.Renderer`).
+
+A build writes under its `out_dir` only: the scoreboard of the published reports
+(`reports/index.html`, `scoreboard.write`) is written by the explicit publishing step,
+`dmlbench scoreboard`, never by a run's report.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from .._version import __version__
 from ..files import atomic_path, write_json
 from ..records import tracking
 from ..records.public import public_config
-from . import runs, scoreboard, settings
+from . import runs, settings
 from .base import Context
 from .render import Renderer
 from .sections import SECTIONS
@@ -92,8 +96,6 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
     index = out_dir / "index.html"
     with atomic_path(index) as tmp:
         tmp.write_text(page)
-    if out_dir.parent.name == "reports":
-        scoreboard.write(out_dir.parent)
     if progress:
         n_figures = len(list((out_dir / "figures").glob("*.png")))
         n_tables = len(list((out_dir / "tables").glob("*.csv")))
