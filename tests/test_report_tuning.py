@@ -3,6 +3,7 @@ table and the sensitivity points against a hand computation on a tiny fake recor
 section read alike from record files and from an MLflow store they were ingested into."""
 
 import copy
+import re
 
 import numpy as np
 import pandas as pd
@@ -152,3 +153,30 @@ def test_an_untuned_report_has_no_tuning_section():
 
     ctx = report.base.Context(pd.DataFrame(), splits, None, 3, [1, 3], runs=Untuned())
     assert section.section(ctx) is None
+
+
+def test_at_a_glance_counts_fit_tuning_and_evaluation_cpu_time(tuned_records, mlflow_uri,
+                                                               tmp_path):
+    """The summary's compute figure is the CPU time of fit, tuning and evaluation summed over
+    the splits: by hand from the records, every timing `*_cpu_s`, the tuning's `cpu_s` and the
+    default setting's fit where it was fitted apart; the same read from MLflow."""
+    from dmlbench.report import tables
+
+    paths, cfg = tuned_records
+    timings = tuning = 0.0
+    for path in paths:
+        for record in records.read(path):
+            timings += sum(v for n, v in record["timings"].items() if n.endswith("_cpu_s"))
+            tuning += record["tuning"]["cpu_s"] + (record["tuning"]["default_fit_cpu_s"]
+                                                   if record["tuning"]["default_refit"] else 0.0)
+    assert tuning > 0
+    tracking.ingest(paths, config=cfg)
+    for source in (runs.RecordRuns(paths, (), cfg), runs.MlflowRuns(cfg["benchmark"])):
+        _, splits = source.load()
+        assert tables.cpu_seconds(splits) == pytest.approx(timings + tuning, rel=1e-9)
+    page = report.build(runs.RecordRuns(paths, (), cfg), tmp_path / "page", workers=1).read_text()
+    shown = re.search(r"([\d.]+) (s|min|h) of CPU time \(fit, tuning and evaluation, summed "
+                      r"over the splits", page)
+    number, unit = shown.group(1), {"s": 1, "min": 60, "h": 3600}[shown.group(2)]
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    assert abs(float(number) * unit - (timings + tuning)) <= unit * 10.0 ** -decimals / 2 + 1e-9

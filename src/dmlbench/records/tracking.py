@@ -72,8 +72,9 @@ DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest
 #: (4: N_k histograms as the artifact `histograms.json`, parents tagged with a content hash;
-#: 5: a tuned split's `tuning` entry as the artifact `tuning.json`)
-LAYOUT_VERSION = 5
+#: 5: a tuned split's `tuning` entry as the artifact `tuning.json`; 6: its tuning time as the
+#: metrics `tuning_wall_s`, `tuning_cpu_s`)
+LAYOUT_VERSION = 6
 ARRAYS_ARTIFACT = "arrays.npz"
 
 

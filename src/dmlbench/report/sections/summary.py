@@ -53,11 +53,12 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
     p, s = ctx.parents, ctx.splits
     families = p.drop_duplicates("method")["family"].nunique()
     protocols = "; ".join(sorted({protocol_words(x) for x in p["protocol"].dropna()})) or "–"
-    total, _ = tables.compute_time(s) if len(s) else (0.0, None)
+    cpu = tables.cpu_seconds(s) if len(s) else 0.0
     lines = [f"<p><b>Run:</b> {p['method'].nunique()} methods ({families} families) on "
              f"{p['dataset'].nunique()} data sets, {html.escape(protocols)}, k = "
              f"{', '.join(map(str, ctx.ks))}: {len(s)} split runs, "
-             f"{tables.duration(total)} of compute.</p>"]
+             f"{tables.duration(cpu)} of CPU time (fit, tuning and evaluation, summed over "
+             "the splits; <a href='#provenance'>provenance</a>).</p>"]
     ranks = ranking.ranks(ctx)
     order = [m for m in ranking.order(ctx) if m in ranks.index
              and pd.notna(ranks.at[m, ranks.columns[0]])]
