@@ -289,6 +289,30 @@ def describe_experiment(mlclient, exp_id: str, description: str | None) -> None:
             mlclient.set_experiment_tag(exp_id, key, value)
 
 
+#: the runs view the report's experiment link opens (`?viewStateShareKey=dmlbench`): an
+#: experiment tag that the MLflow UI (2.9 and later, its "Share" of a runs view) reads as a view
+#: state choosing the runs table's columns; a plain link shows no metric column (the UI's
+#: default: Source, Models, Dataset) and no setting of MLflow changes that default
+RUNS_VIEW_KEY = "dmlbench"
+SHARED_VIEW_TAG = "mlflow.sharedViewState."
+
+
+def runs_view_columns(k: int, tuned: bool) -> list[str]:
+    """The parent runs' metrics the runs view shows: the k-NN test accuracy at the smallest k
+    and the fit time (wall, s), means over the splits, and a tuned run's tuning time."""
+    return [voc.mean(voc.accuracy(k)), voc.mean(voc.wall_seconds("fit"))] + (
+        [voc.mean(voc.wall_seconds("tuning"))] if tuned else [])
+
+
+def set_runs_view(mlclient, exp_id: str, columns: list[str]) -> None:
+    """Make `RUNS_VIEW_KEY` the experiment's runs view with these metric columns (the tag is
+    written only when it changes)."""
+    state = json.dumps({"selectedColumns": [f"metrics.`{name}`" for name in columns]})
+    key = SHARED_VIEW_TAG + RUNS_VIEW_KEY
+    if mlclient.get_experiment(exp_id).tags.get(key) != state:
+        mlclient.set_experiment_tag(exp_id, key, state)
+
+
 def _rank(run) -> tuple:
     """Order of precedence among runs of one key: the oldest first, ties by id. Not the status:
     a run seen RUNNING may have finished since (see the module's note on concurrency)."""
@@ -821,6 +845,10 @@ def _ingest(groups: dict, folder: dict, experiment: str, config: dict | None,
                                                     session.known)
         if _config_key(config) not in session.known:  # written now
             session.unsettled.add(_config_key(config))
+    if groups:
+        every = [r for group in groups.values() for r in group]
+        set_runs_view(session.mlclient, session.exp_id, runs_view_columns(
+            min(min(r["k"]) for r in every), any(r.get("tuning") for r in every)))
     for parent_key, group in tqdm(sorted(groups.items()), desc="ingest", unit="parent",
                                   disable=not progress or None, leave=False):
         group.sort(key=lambda r: r["split"]["index"])

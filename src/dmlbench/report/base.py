@@ -27,6 +27,7 @@ from matplotlib.textpath import TextToPath  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from ..files import atomic_path  # noqa: E402
+from ..records.tracking import RUNS_VIEW_KEY  # noqa: E402
 from . import tables  # noqa: E402
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -129,8 +130,10 @@ class Context:
         return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs/{run_id}?{MODEL_TRAINING}"
 
     def experiment_url(self, experiment_id: str) -> str:
-        """The runs view of the experiment in the MLflow UI."""
-        return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs?{MODEL_TRAINING}"
+        """The runs view of the experiment in the MLflow UI, with the columns the ingest chose
+        (`records.tracking.RUNS_VIEW_KEY`: accuracy at the smallest k, fit time)."""
+        return (f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs?{MODEL_TRAINING}"
+                f"&viewStateShareKey={RUNS_VIEW_KEY}")
 
     def parent_link(self, parent_key: str, run_id: str, experiment_id: str) -> str | None:
         """Where a (data set, method) cell links: its record file, else its MLflow run."""
