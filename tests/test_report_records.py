@@ -182,3 +182,25 @@ def test_a_report_built_under_reports_leaves_the_published_scoreboard_alone(publ
     assert not (reports / "scoreboard.csv").exists()
     assert cli.main(["scoreboard", str(reports)]) == 0
     assert "records-test/index.html" in scoreboard.read_text()
+
+
+def test_cells_link_to_a_readable_page_of_their_records(published, tmp_path):
+    """A published report's (data set, method) cells link to the part of its data set's page
+    under record-views/ (plain HTML, readable offline), which shows each split's test accuracy
+    at every k as the record file holds it and links the record file itself."""
+    import re
+
+    page = publish.rebuild(published, tmp_path / "out", workers=1).read_text()
+    record_paths, _, _ = publish.verified_files(published)
+    view = (tmp_path / "out" / "record-views" / "iris.html").read_text()
+    for path in record_paths:
+        split_records = records.read(path)
+        key = split_records[0]["parent_key"]
+        assert f"record-views/iris.html#{key}" in page
+        part = view.split(f'<h2 id="{key}">', 1)[1].split("<h2 ", 1)[0]
+        target = re.search(r'Record files: <a href="([^"]+)"', part).group(1)
+        assert (tmp_path / "out" / "record-views" / target).resolve() == path.resolve()
+        for record in split_records:
+            row = part.split(f"<tr><th>{record['split']['index']}</th>", 1)[1].split("</tr>")[0]
+            for k in record["k"]:
+                assert f"<td>{100 * record['metrics'][voc.accuracy(k)]:.2f}</td>" in row

@@ -34,6 +34,12 @@ def rope(config: dict | None) -> float:
     return float(_report(config)["rope"])
 
 
+def rope_words(config: dict | None) -> str:
+    """The rope as every page writes it, in accuracy points: '±1 accuracy point'."""
+    points = 100 * rope(config)
+    return f"±{points:g} accuracy point" + ("" if points == 1 else "s")
+
+
 def description(config: dict | None) -> str:
     return (config or {}).get("description", "")
 

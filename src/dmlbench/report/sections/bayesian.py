@@ -12,12 +12,11 @@ from ..base import Context, Section, export_table, html_table
 def bayesian_section(ctx: Context) -> Section | None:
     if ctx.parents["method"].nunique() < 2:
         return None
-    rope = settings.rope(ctx.config)
     sec = Section("bayesian", "Bayesian comparisons (signed-rank test with a rope)",
                   "The Bayesian signed-rank test (Benavoli et al. 2017) over the data sets on "
                   "which both methods ran: the posterior probabilities that the first method (A) "
-                  f"is better by more than {100 * rope:g} accuracy points (the region of "
-                  "practical equivalence, rope), that the two are within it, and that B is "
+                  "is better by more than the rope (the region of practical equivalence, "
+                  f"{settings.rope_words(ctx.config)}), that the two are within it, and that B is "
                   f"better; a verdict needs a probability of at least {comparisons.DECISION}. "
                   "Prior: Dirichlet process of strength 0.5 at a zero difference; "
                   f"{comparisons.N_SAMPLES} Monte-Carlo draws, seeded per pair. The triangles "
@@ -28,24 +27,24 @@ def bayesian_section(ctx: Context) -> Section | None:
         future = comparisons.results(ctx, k)
         if future is None:
             continue
-        sec.later(lambda part, k=k, future=future: _fill(ctx, part, k, future.result(), rope))
+        sec.later(lambda part, k=k, future=future: _fill(ctx, part, k, future.result()))
     return sec if sec.blocks else None
 
 
-def _fill(ctx: Context, sec: Section, k: int, pairs, rope: float) -> None:
+def _fill(ctx: Context, sec: Section, k: int, pairs) -> None:
     n_sets = comparisons.complete_scores(ctx, k).shape[0]
-    sec.note(f"{k}-NN over {n_sets} data sets (every method ran on them), rope ±{rope:g}."
-             + (" With fewer than 10 data sets the posterior leans on the prior."
-                if n_sets < 10 else ""))
+    sec.note(f"{k}-NN over {n_sets} data sets (every method ran on them), rope "
+             f"{settings.rope_words(ctx.config)}.")
+    sec.few_datasets(n_sets, "the Bayesian signed-rank test (its posterior leans on the prior)")
     shown = pairs.copy()
     for column in ("P(A better)", "P(rope)", "P(B better)"):
         shown[column] = pairs[column].map("{:.3f}".format)
     shown["mean A - B (points)"] = pairs["mean A - B (points)"].map("{:.2f}".format)
     shown.index = [f"{a} vs {b}" for a, b in zip(pairs["A"], pairs["B"])]
     sec.table(html_table(shown.drop(columns=["A", "B"])),
-              f"Bayesian signed-rank test, {k}-NN accuracy, rope ±{rope:g} ({len(pairs)} "
-              "pairs)", export_table(ctx, pairs.set_index(["A", "B"]), f"bayesian_k{k}"),
-              folded=True)
+              f"Bayesian signed-rank test, {k}-NN accuracy, rope "
+              f"{settings.rope_words(ctx.config)} ({len(pairs)} pairs)",
+              export_table(ctx, pairs.set_index(["A", "B"]), f"bayesian_k{k}"), folded=True)
     reference = comparisons.reference_method(list(comparisons.complete_scores(ctx, k).columns))
     sec.figure(comparisons.figure_name(k),
                f"Posterior draws of each method against {reference}, {k}-NN (one triangle "

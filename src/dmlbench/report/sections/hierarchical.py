@@ -14,15 +14,15 @@ from ..base import Context, Section, export_table, html_table
 def section(ctx: Context) -> Section | None:
     if ctx.parents["method"].nunique() < 2:
         return None
-    rope = settings.rope(ctx.config)
     sec = Section("hierarchical", "Bayesian hierarchical comparisons",
                   "The Bayesian hierarchical test (Corani, Benavoli, Demšar, Mangili & Zaffalon "
-                  "2017; Benavoli et al. 2017, JMLR 18(77), section 5) models the fold-by-fold "
+                  "2017, \"Statistical comparison of classifiers through Bayesian hierarchical "
+                  "modelling\", Machine Learning 106) models the fold-by-fold "
                   "accuracy differences of two methods on every data set (correlated folds, "
                   "rho = n_test / (n_train + n_test)) and, above them, the distribution of the "
                   "data sets' mean differences (a Student t); it gives the posterior "
                   "probabilities that on a new data set the method is better by more than "
-                  f"{100 * rope:g} accuracy points (the rope), equivalent within it, or worse. "
+                  f"the rope ({settings.rope_words(ctx.config)}), equivalent within it, or worse. "
                   f"A verdict needs a probability of at least {comparisons.DECISION}. Each row "
                   "compares the method with the reference and with the method of the best mean "
                   "rank at that k, on the data sets where both have fold-level accuracies; "
@@ -35,12 +35,12 @@ def section(ctx: Context) -> Section | None:
             continue
         reference, best = hierarchical.references(ctx, k)
         sec.later(lambda part, k=k, future=future, reference=reference, best=best:
-                  _fill(ctx, part, k, future.result(), reference, best, rope))
+                  _fill(ctx, part, k, future.result(), reference, best))
     return sec if sec.blocks else None
 
 
-def _fill(ctx: Context, sec: Section, k: int, table: pd.DataFrame, reference: str, best: str,
-          rope: float) -> None:
+def _fill(ctx: Context, sec: Section, k: int, table: pd.DataFrame, reference: str,
+          best: str) -> None:
     ranks = ranking.ranks(ctx)[f"k = {k}"]
     order = [m for m in ranking.order(ctx) if m in set(table["method"]) | {reference, best}]
     shown = pd.DataFrame(index=pd.Index(order, name="method"))
@@ -57,13 +57,15 @@ def _fill(ctx: Context, sec: Section, k: int, table: pd.DataFrame, reference: st
                                           for m in order]
         shown[f"data sets vs {against}"] = [str(rows.at[m, "data sets"]) if m in rows.index
                                             else "–" for m in order]
-    note = (f"{k}-NN, rope ±{rope:g}: against {reference}" +
+    note = (f"{k}-NN, rope {settings.rope_words(ctx.config)}: against {reference}" +
             (f" and against {best}, the best mean rank" if best != reference else
              f", which has the best mean rank"))
     worst = table["R-hat"].max()
     sec.note(note + f". Largest split R-hat of the posterior draws of the three probabilities "
              f"over the {CHAINS} chains: {worst:.3f}"
              + (" (the chains disagree: more draws needed)." if worst > 1.01 else "."))
+    sec.few_datasets(int(table["data sets"].max()), "the hierarchical test (its posterior of "
+                     "a new data set leans on the prior)")
     colours = ranking.colours(ctx)
     sec.table_and_figure(
         html_table(shown, swatches=colours),

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ... import vocabulary as voc
 from .. import claims, comparisons, hierarchical, papers, ranking, settings, tables
-from ..base import Context, Section
+from ..base import FEW_DATASETS, Context, Section, few_datasets_text
 
 #: how many methods the summary names
 TOP = 3
@@ -99,8 +99,9 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
                              " (no evidence that the methods differ)")
                           + (f"; Nemenyi critical difference {cd[1]:.1f} ranks" if cd else ""))
         if bayes is not None:
-            detail.append(f"Bayesian verdicts: signed-rank test, rope ±{_rope_points(ctx)} "
-                          f"points, decision at P ≥ {comparisons.DECISION}")
+            detail.append(f"Bayesian verdicts: signed-rank test, rope "
+                          f"{settings.rope_words(ctx.config)}, decision at P ≥ "
+                          f"{comparisons.DECISION}")
         if len(fit.dropna()):
             slow = fit.dropna().idxmax()
             detail.append(f"slowest to fit: {html.escape(slow)} ({fit[slow]:.3g} s per split)")
@@ -108,6 +109,11 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
                      "</a>, <a href='#bayesian'>Bayesian comparisons</a>, <a href='#cost'>time "
                      "and memory</a>.</p>")
     lines += _headline_lines(ctx, tests)
+    if order and n_sets < FEW_DATASETS:
+        tests_here = ("every test over data sets on this page (Friedman, Nemenyi, Wilcoxon, "
+                      "the Bayesian signed-rank and hierarchical tests)")
+        lines.append(f"<p class='warning'>{html.escape(few_datasets_text(n_sets, tests_here))}"
+                     "</p>")
     lines += _papers_lines(ctx)
     return "<div class='summary'>" + "".join(lines) + "</div>"
 
@@ -127,13 +133,9 @@ def _headline_lines(ctx: Context, tests: dict) -> list[str]:
     if not items:
         return []
     return [f"<p><b>Practically better than {html.escape(reference)}?</b> Bayesian hierarchical "
-            f"test on the fold accuracies, rope ±{_rope_points(ctx)} points, verdict at "
+            f"test on the fold accuracies, rope {settings.rope_words(ctx.config)}, verdict at "
             f"P ≥ {comparisons.DECISION} (<a href='#hierarchical'>details</a>):</p>"
             f"<ul class='headline'>{''.join(items)}</ul>"]
-
-
-def _rope_points(ctx: Context) -> str:
-    return f"{100 * settings.rope(ctx.config):g}"
 
 
 def _papers_lines(ctx: Context) -> list[str]:
