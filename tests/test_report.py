@@ -406,13 +406,9 @@ def test_accuracy_against_skewness_figure_draws_more_methods_than_markers(tmp_pa
 PUBLISHED = Path(__file__).resolve().parents[1] / "reports"
 
 
-@pytest.mark.parametrize("page", sorted(PUBLISHED.glob("**/index.html")),
-                         ids=lambda p: str(p.relative_to(PUBLISHED)))
-def test_every_local_link_of_a_published_page_resolves(page):
-    """Each href and src of a committed page under reports/ that is not a web address names a
-    file that is committed beside it (a record file, a table, a figure, another report), and each
-    #anchor an id of its page: a reader of the repository finds what the page links to. No link
-    leads to an MLflow UI, which only the machine that made the report has."""
+def _links(page: Path) -> tuple[list[str], list[str]]:
+    """(dead, remote): the links of `page` that are not web addresses and name no file beside
+    it (or an #anchor no id of the page), and those that are web addresses."""
     text = page.read_text()
     ids = set(re.findall(r'\sid="([^"]+)"', text)) | set(re.findall(r"\sid='([^']+)'", text))
     dead, remote = [], []
@@ -426,5 +422,32 @@ def test_every_local_link_of_a_published_page_resolves(page):
             dead.append(link)
         elif not target and anchor and anchor not in ids:
             dead.append(link)
+    return dead, remote
+
+
+@pytest.mark.parametrize("page", sorted(PUBLISHED.glob("**/index.html")),
+                         ids=lambda p: str(p.relative_to(PUBLISHED)))
+def test_every_local_link_of_a_published_page_resolves(page):
+    """Each href and src of a committed page under reports/ that is not a web address names a
+    file that is committed beside it (a page of records, a table, a figure, another report), and
+    each #anchor an id of its page: a reader of the repository finds what the page links to. No
+    link leads to an MLflow UI, which only the machine that made the report has."""
+    dead, remote = _links(page)
     assert not dead, f"{page}: {len(dead)} dead links, e.g. {dead[:3]}"
     assert not [r for r in remote if "127.0.0.1" in r or "localhost" in r], remote[:3]
+
+
+@pytest.mark.parametrize("report", sorted(p.parents[1] for p in
+                                          PUBLISHED.glob("*/records/manifest.json")),
+                         ids=lambda p: p.name)
+def test_a_published_report_has_a_readable_page_of_its_records(report):
+    """Every published report's cells link to its pages of records (record-views/), whose links
+    (the record files, the report) resolve and whose anchors are the parents the report links."""
+    pages = sorted((report / "record-views").glob("*.html"))
+    assert pages, f"{report.name}: no record-views/ (rebuild it: reports/README.md)"
+    for page in pages:
+        dead, remote = _links(page)
+        assert not dead and not remote, (page, dead[:3], remote[:3])
+    index = (report / "index.html").read_text()
+    for link in set(re.findall(r"href='(record-views/[^'#]+)#(\w+)'", index)):
+        assert f'id="{link[1]}"' in (report / unquote(link[0])).read_text(), link
