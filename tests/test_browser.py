@@ -149,8 +149,11 @@ frame.onload = function () {
     var caption = wrap.previousElementSibling;
     while (caption && caption.classList.contains("table-wrap")) {
       caption = caption.previousElementSibling; }
-    if (!caption && wrap.parentNode.classList.contains("table-parts")) {
-      caption = wrap.parentNode.previousElementSibling; }
+    for (var up = wrap.parentNode; !caption && up && /table-parts|-window/.test(up.className);
+         up = up.parentNode) {
+      caption = up.previousElementSibling;
+      while (caption && /-window/.test(caption.className)) { caption = caption.previousElementSibling; }
+    }
     return caption ? caption.textContent.trim().slice(0, 100) : "";
   }
   // tables whose frame scrolls sideways (columns out of view): the section they are in, the
