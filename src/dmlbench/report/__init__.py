@@ -49,8 +49,9 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
     published records' manifest (`dmlbench.publish`), whose sha256 the page prints; its folder's
     config.json is then the published one, left as it is. `record_links` ({parent key: path
     relative to `out_dir`}, `publish.record_links`) makes every (data set, method) cell link to
-    its record file instead of its MLflow run; `mlflow_link` names the MLflow experiment at the
-    top of the page (it needs the experiment's id among the runs). The page names the
+    its page of records (`record_views`) instead of its MLflow run; `mlflow_link` names the
+    MLflow experiment at the top of the page (it needs the experiment's id among the runs).
+    The page names the
     tracking store by its scheme and name only, and the config beside it is `public_config`
     (no local paths). `workers`: processes drawing the figures (default: the CPUs, at most 4);
     `progress`: progress bars on the console.

@@ -79,7 +79,8 @@ class Context:
     each (data set, method), the renderer of figures and a memo of shared results.
 
     `record_links` ({parent key: href relative to the page}) makes every (data set, method)
-    cell link to the record file it comes from (a published report); without it, cells link
+    cell link to the page of the records it comes from (a published report,
+    `record_views`); without it, cells link
     to the MLflow run (`mlflow_ui`, the runs view of the experiment)."""
 
     parents: pd.DataFrame
@@ -143,7 +144,7 @@ class Context:
                 f"&viewStateShareKey={RUNS_VIEW_KEY}")
 
     def parent_link(self, parent_key: str, run_id: str, experiment_id: str) -> str | None:
-        """Where a (data set, method) cell links: its record file, else its MLflow run."""
+        """Where a (data set, method) cell links: its page of records, else its MLflow run."""
         if self.record_links is not None:
             return self.record_links.get(parent_key)
         return self.run_url(run_id, experiment_id)
@@ -209,7 +210,7 @@ class Section:
         self.blocks.append({"kind": "warning", "text": text})
 
     def few_datasets(self, n_sets: int, tests: str) -> None:
-        """A warning under a test over data sets (`tests`, e.g. "The Friedman test") run on
+        """A warning under a test over data sets (`tests`, e.g. "the Friedman test") run on
         fewer than `FEW_DATASETS` of them."""
         if n_sets < FEW_DATASETS:
             self.warning(few_datasets_text(n_sets, tests))
