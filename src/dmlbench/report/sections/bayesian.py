@@ -13,7 +13,8 @@ def bayesian_section(ctx: Context) -> Section | None:
     if ctx.parents["method"].nunique() < 2:
         return None
     sec = Section("bayesian", "Bayesian comparisons (signed-rank test with a rope)",
-                  "The Bayesian signed-rank test (Benavoli et al. 2017) over the data sets on "
+                  "The Bayesian signed-rank test (Benavoli, Corani, Demšar & Zaffalon 2017, \"Time "
+                  "for a change\", JMLR 18) over the data sets on "
                   "which both methods ran: the posterior probabilities that the first method (A) "
                   "is better by more than the rope (the region of practical equivalence, "
                   f"{settings.rope_words(ctx.config)}), that the two are within it, and that B is "
