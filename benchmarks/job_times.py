@@ -20,19 +20,16 @@ from collections import defaultdict
 from pathlib import Path
 
 from dmlbench import records
+from dmlbench.records.aggregation import tuning_seconds
 
 
 def record_seconds(record: dict, clock: str = "wall") -> float:
-    """A record's wall (or CPU) seconds: its timings plus, when tuned, the tuning's own time
-    (`tuning.wall_s` / `cpu_s`) and the default setting's own fit when it was fitted apart
-    (`default_refit`; otherwise its fit is the job's, already in the timings)."""
+    """A record's wall (or CPU) seconds: its timings plus, when tuned, what the tuning added
+    (`records.aggregation.tuning_seconds`: the tuning's own time and the default setting's own
+    fit when it was fitted apart): the figure a report's "At a glance" sums over the splits."""
     seconds = sum(value for name, value in record["timings"].items()
                   if name.endswith(f"_{clock}_s"))
-    tuning = record.get("tuning") or {}
-    seconds += tuning.get(f"{clock}_s") or 0.0
-    if tuning.get("default_refit"):
-        seconds += tuning.get(f"default_fit_{clock}_s") or 0.0
-    return seconds
+    return seconds + (tuning_seconds(record["tuning"], clock) if record.get("tuning") else 0.0)
 
 
 def job_seconds(root: Path, clock: str = "wall") -> dict[tuple[str, str], float]:

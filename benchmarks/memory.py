@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from dmlbench import config, data, records
+from dmlbench import vocabulary as voc
 from dmlbench.data.generators import mnist_like
 from dmlbench.run import plan, protocols, resources
 
@@ -126,7 +127,7 @@ def main() -> None:
                 m = record["metrics"]
                 print(f"{n:>6} {d:>4} {dataset:<18} {method:<13} {wall:>8.1f} "
                       f"{cpu:>8.1f} {peak:>9.0f} {record['timings']['peak_rss_mb']:>9.0f} "
-                      f"{peak / raw_mb:>9.2f} {peak / budget:>8.2f} {m['accuracy_k1']:>7.3f} "
+                      f"{peak / raw_mb:>9.2f} {peak / budget:>8.2f} {m[voc.accuracy(1)]:>7.3f} "
                       f"{m['skewness_n5']:>7.2f}", flush=True)
 
 

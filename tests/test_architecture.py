@@ -2,6 +2,7 @@
 `ast` (every import, those inside functions too) and checked in fresh interpreters."""
 
 import ast
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -111,6 +112,56 @@ def test_the_rooms_have_no_import_cycle():
         visit(room)
 
 
+def test_no_module_imports_the_package_root():
+    """Every dmlbench import names a room (`dmlbench.<room>...`), never a name of the package
+    root: its lazy exports (the methods' classes) would make the importer look as if it
+    depended on the methods. The version lives in the leaf `_version`, which imports nothing."""
+    for path in PACKAGE.rglob("*.py"):
+        rooms = {_room(name) for name in _dmlbench_imports(path)}
+        assert rooms <= ROOMS | {""}, (path, rooms - ROOMS)
+    assert _dmlbench_imports(PACKAGE / "_version.py") == set()
+
+
+def test_the_version_is_the_one_of_pyproject():
+    import tomllib
+
+    from dmlbench._version import __version__
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert __version__ == project["version"]
+
+
+def test_metric_names_are_spelt_by_the_vocabulary_only():
+    """`accuracy_k<k>` and `error_k<k>` are built by `vocabulary.accuracy` / `error` alone: no
+    string of another module's code (docstrings aside) spells them."""
+    spelt = re.compile(r"(?<![a-z_])(accuracy|error)_k(\d|$)")
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "vocabulary.py":
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and id(node) not in docstrings:
+                assert not spelt.search(node.value), (path, node.lineno, node.value)
+
+
+def test_the_config_leaf_stays_short():
+    """config.py holds reading, the schema's defaults and typed accessors, nothing more (what a
+    config implies lives in run.plan): under 250 lines."""
+    assert len((PACKAGE / "config.py").read_text().splitlines()) < 250
+
+
+def test_the_report_reads_only_the_registry_of_the_data_room():
+    """Of `data`, the report reads the registry alone (report.papers: our name of a paper's data
+    set and whether it can be had): it never loads, builds or downloads a data set."""
+    for path in (PACKAGE / "report").rglob("*.py"):
+        used = {name for name in _dmlbench_imports(path) if _room(name) == "data"}
+        assert all(name.startswith("dmlbench.data.registry.") for name in used), (path, used)
+
+
 def test_no_method_imports_the_evaluation():
     """The local-metric search and the model selection use the k-NN rule (`measure.knn_rule`),
     below the methods; the evaluation, above them, calls their hooks."""
@@ -131,9 +182,11 @@ def test_the_report_does_not_import_config_and_config_imports_no_other_room():
     # strict_yaml: the YAML reader (duplicate keys, one-line errors); suggestions: "did you
     # mean" (for schema errors); each itself importing no room
     assert {m for m in loaded if m.startswith("dmlbench")} == {
-        "dmlbench", "dmlbench.config", "dmlbench.strict_yaml", "dmlbench.suggestions"}
+        "dmlbench", "dmlbench._version", "dmlbench.config", "dmlbench.strict_yaml",
+        "dmlbench.suggestions"}
     loaded = _fresh("import sys, dmlbench.strict_yaml; print(' '.join(sys.modules))").split()
-    assert {m for m in loaded if m.startswith("dmlbench")} == {"dmlbench", "dmlbench.strict_yaml"}
+    assert {m for m in loaded if m.startswith("dmlbench")} == {
+        "dmlbench", "dmlbench._version", "dmlbench.strict_yaml"}
 
 
 def test_the_cli_imports_no_heavy_module_a_verb_may_not_need():
@@ -150,7 +203,7 @@ def test_the_cli_imports_no_heavy_module_a_verb_may_not_need():
 
 def test_local_imports_are_the_explained_ones():
     """An import inside a function stays only where a heavy dependency forces it, with the
-    reason beside it: the CLI's report and publish verbs (matplotlib, seaborn), mlflow (and its
+    reason beside it: the CLI's report, publish and scoreboard verbs (matplotlib, seaborn), mlflow (and its
     database layer, sqlalchemy) in the MLflow writer and in the report's MLflow reader (a report
     read from record files never imports it), metric-learn and ITML's compiled (numba)
     projections in the baselines, metric-learn's initialisation and the compiled (numba) count
@@ -159,7 +212,7 @@ def test_local_imports_are_the_explained_ones():
     it), the R data file reader rdata (pandas, xarray) in the data formats."""
     found = {_module(path): _imports(path, local_only=True) for path in PACKAGE.rglob("*.py")}
     assert {module: names for module, names in found.items() if names} == {
-        "dmlbench.cli": {"dmlbench.publish", "dmlbench.report"},
+        "dmlbench.cli": {"dmlbench.publish", "dmlbench.report", "dmlbench.report.scoreboard"},
         "dmlbench.records.tracking": {"mlflow", "sqlalchemy"},
         "dmlbench.report.runs": {"mlflow"},
         "dmlbench.methods.baselines": {"metric_learn", "dmlbench.solvers.itml_compiled"},

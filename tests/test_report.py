@@ -213,9 +213,11 @@ def test_column_parts_fewest_runs_of_about_equal_count_that_fit():
 
 
 def test_a_table_wider_than_the_page_is_cut_into_parts_that_fit():
-    """A 40-column table: several tables, each with every row, the first column and its run of
-    the others in order, best cells, links and footer kept, each estimated narrower than the
-    page; headers may break after an underscore."""
+    """A 40-column table, written once for wide windows and once for narrow ones (page.css shows
+    one): in each, several tables side by side (one container), each with every row, the first
+    column and its run of the others in order, best cells, links and footer kept, each estimated
+    narrower than the window's limit; headers may break after an underscore. A narrow table is
+    written once and whole."""
     columns = [f"data_set-{i:02d}" for i in range(40)]
     text = pd.DataFrame([[f"{90 + i / 10:.2f} ± 1.00" for i in range(40)] for _ in range(3)],
                         index=pd.Index(["a", "b", "c"], name="method"), columns=columns)
@@ -224,20 +226,48 @@ def test_a_table_wider_than_the_page_is_cut_into_parts_that_fit():
     links = pd.DataFrame("records/x.json.gz", index=text.index, columns=columns)
     footer = pd.DataFrame([["1"] * 40], index=["data sets"], columns=columns)
     out = html_table(text, best, links, footer=footer, swatches={"a": "#000000"})
-    parts = out.split("<div class='table-wrap'>")[1:]
-    assert len(parts) > 1
-    shown = [re.findall(r"<th>(data_<wbr>set-\d+)</th>", p) for p in parts]
-    assert [c.replace("<wbr>", "") for part in shown for c in part] == columns
-    for part, cols in zip(parts, shown):
-        assert part.count("<tr>") == 1 + 3 + 1 and "<th>method</th>" in part
-        assert "<tfoot><tr><th>data sets</th>" in part
-        assert part.count("<a class='run'") == 3 * len(cols)
-        first, widths = base._column_widths(text[[c.replace("<wbr>", "") for c in cols]],
-                                            lambda i, c: False, footer, {"a": "#000000"})
-        assert first + sum(widths) <= base.TABLE_WIDTH_PX
-    assert sum(p.count("class='best'") for p in parts) == 1
-    narrow = html_table(text.iloc[:, :3])
-    assert narrow.count("table-wrap") == 1 and narrow.count("<td>") == 9
+    wide, narrow = out.split("<div class='narrow-window'>")
+    assert wide.startswith("<div class='wide-window'><div class='table-parts'>")
+    assert narrow.startswith("<div class='table-parts'>")
+    for rendering, limit in ((wide, base.TABLE_WIDTH_PX), (narrow, base.PART_WIDTH_PX)):
+        parts = rendering.split("<div class='table-wrap'>")[1:]
+        assert len(parts) > 1
+        shown = [re.findall(r"<th>(data_<wbr>set-\d+)</th>", p) for p in parts]
+        assert [c.replace("<wbr>", "") for part in shown for c in part] == columns
+        for part, cols in zip(parts, shown):
+            assert part.count("<tr>") == 1 + 3 + 1 and "<th>method</th>" in part
+            assert "<tfoot><tr><th>data sets</th>" in part
+            assert part.count("<a class='run'") == 3 * len(cols)
+            first, widths = base._column_widths(text[[c.replace("<wbr>", "") for c in cols]],
+                                                lambda i, c: False, footer, {"a": "#000000"})
+            assert first + sum(widths) <= limit
+        assert sum(p.count("class='best'") for p in parts) == 1
+    assert narrow.count("<div class='table-wrap'>") > wide.count("<div class='table-wrap'>")
+    whole = html_table(text.iloc[:, :3])
+    assert whole.count("table-wrap") == 1 and whole.count("<td>") == 9
+    assert "table-parts" not in whole and "window" not in whole
+
+
+def test_the_page_style_switches_renderings_at_the_narrow_window_width():
+    css = (Path(base.__file__).parent / "templates" / "page.css").read_text()
+    assert f"@media (max-width: {base.NARROW_WINDOW_PX - 1}px)" in css
+
+
+@pytest.mark.parametrize("n_datasets, n_methods, turned", [
+    (3, 17, True),    # more methods than data sets
+    (34, 17, True),   # 17 methods side by side are wider than a part: turned, cut by data sets
+    (34, 4, False),   # four methods fit: data sets as rows
+])
+def test_methods_are_turned_to_rows_when_they_would_be_cut(n_datasets, n_methods, turned):
+    """A data sets x methods table keeps its methods together: as columns only when they fit
+    one part, by the width a browser gives their cells (text_width) and headers."""
+    methods = [f"method_{j}" for j in range(n_methods)]
+    text = pd.DataFrame("88.88 ± 1.11", index=[f"set {i}" for i in range(n_datasets)],
+                        columns=methods)
+    assert base.methods_as_rows(text) is turned
+    if not turned:
+        first, widths = base._column_widths(text, lambda i, c: True, None, None)
+        assert first + sum(widths) <= base.PART_WIDTH_PX
 
 
 def test_chosen_m_is_shown_per_k_with_the_papers_m_opt():
@@ -376,13 +406,9 @@ def test_accuracy_against_skewness_figure_draws_more_methods_than_markers(tmp_pa
 PUBLISHED = Path(__file__).resolve().parents[1] / "reports"
 
 
-@pytest.mark.parametrize("page", sorted(PUBLISHED.glob("**/index.html")),
-                         ids=lambda p: str(p.relative_to(PUBLISHED)))
-def test_every_local_link_of_a_published_page_resolves(page):
-    """Each href and src of a committed page under reports/ that is not a web address names a
-    file that is committed beside it (a record file, a table, a figure, another report), and each
-    #anchor an id of its page: a reader of the repository finds what the page links to. No link
-    leads to an MLflow UI, which only the machine that made the report has."""
+def _links(page: Path) -> tuple[list[str], list[str]]:
+    """(dead, remote): the links of `page` that are not web addresses and name no file beside
+    it (or an #anchor no id of the page), and those that are web addresses."""
     text = page.read_text()
     ids = set(re.findall(r'\sid="([^"]+)"', text)) | set(re.findall(r"\sid='([^']+)'", text))
     dead, remote = [], []
@@ -396,5 +422,32 @@ def test_every_local_link_of_a_published_page_resolves(page):
             dead.append(link)
         elif not target and anchor and anchor not in ids:
             dead.append(link)
+    return dead, remote
+
+
+@pytest.mark.parametrize("page", sorted(PUBLISHED.glob("**/index.html")),
+                         ids=lambda p: str(p.relative_to(PUBLISHED)))
+def test_every_local_link_of_a_published_page_resolves(page):
+    """Each href and src of a committed page under reports/ that is not a web address names a
+    file that is committed beside it (a page of records, a table, a figure, another report), and
+    each #anchor an id of its page: a reader of the repository finds what the page links to. No
+    link leads to an MLflow UI, which only the machine that made the report has."""
+    dead, remote = _links(page)
     assert not dead, f"{page}: {len(dead)} dead links, e.g. {dead[:3]}"
     assert not [r for r in remote if "127.0.0.1" in r or "localhost" in r], remote[:3]
+
+
+@pytest.mark.parametrize("report", sorted(p.parents[1] for p in
+                                          PUBLISHED.glob("*/records/manifest.json")),
+                         ids=lambda p: p.name)
+def test_a_published_report_has_a_readable_page_of_its_records(report):
+    """Every published report's cells link to its pages of records (record-views/), whose links
+    (the record files, the report) resolve and whose anchors are the parents the report links."""
+    pages = sorted((report / "record-views").glob("*.html"))
+    assert pages, f"{report.name}: no record-views/ (rebuild it: reports/README.md)"
+    for page in pages:
+        dead, remote = _links(page)
+        assert not dead and not remote, (page, dead[:3], remote[:3])
+    index = (report / "index.html").read_text()
+    for link in set(re.findall(r"href='(record-views/[^'#]+)#(\w+)'", index)):
+        assert f'id="{link[1]}"' in (report / unquote(link[0])).read_text(), link

@@ -3,6 +3,7 @@ from an MLflow store the same records were ingested into (`report.runs.MlflowRun
 runs, curves, arrays and tables."""
 
 import copy
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -163,3 +164,43 @@ def test_a_rebuilt_page_names_the_mlflow_experiment_only_with_the_track_summary(
     page = publish.rebuild(published, tmp_path / "tracked", workers=1,
                            tracked_summary=summary).read_text()
     assert "Runs in MLflow" in page and "#/experiments/7/runs" in page
+
+
+def test_a_report_built_under_reports_leaves_the_published_scoreboard_alone(published, tmp_path):
+    """A run writes under results/ and its own report folder only: building a report into
+    reports/<name> leaves reports/index.html (the published scoreboard) and scoreboard.csv as
+    they were; `dmlbench scoreboard` writes them, listing the report."""
+    from dmlbench import cli
+
+    reports = tmp_path / "reports"
+    shutil.copytree(published.parent, reports / "records-test")
+    scoreboard = reports / "index.html"
+    scoreboard.write_text("the published scoreboard")
+    publish.rebuild(reports / "records-test" / "records", reports / "records-test", workers=1)
+    assert (reports / "records-test" / "index.html").exists()
+    assert scoreboard.read_text() == "the published scoreboard"
+    assert not (reports / "scoreboard.csv").exists()
+    assert cli.main(["scoreboard", str(reports)]) == 0
+    assert "records-test/index.html" in scoreboard.read_text()
+
+
+def test_cells_link_to_a_readable_page_of_their_records(published, tmp_path):
+    """A published report's (data set, method) cells link to the part of its data set's page
+    under record-views/ (plain HTML, readable offline), which shows each split's test accuracy
+    at every k as the record file holds it and links the record file itself."""
+    import re
+
+    page = publish.rebuild(published, tmp_path / "out", workers=1).read_text()
+    record_paths, _, _ = publish.verified_files(published)
+    view = (tmp_path / "out" / "record-views" / "iris.html").read_text()
+    for path in record_paths:
+        split_records = records.read(path)
+        key = split_records[0]["parent_key"]
+        assert f"record-views/iris.html#{key}" in page
+        part = view.split(f'<h2 id="{key}">', 1)[1].split("<h2 ", 1)[0]
+        target = re.search(r'Record files: <a href="([^"]+)"', part).group(1)
+        assert (tmp_path / "out" / "record-views" / target).resolve() == path.resolve()
+        for record in split_records:
+            row = part.split(f"<tr><th>{record['split']['index']}</th>", 1)[1].split("</tr>")[0]
+            for k in record["k"]:
+                assert f"<td>{100 * record['metrics'][voc.accuracy(k)]:.2f}</td>" in row

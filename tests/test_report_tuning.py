@@ -3,6 +3,7 @@ table and the sensitivity points against a hand computation on a tiny fake recor
 section read alike from record files and from an MLflow store they were ingested into."""
 
 import copy
+import re
 
 import numpy as np
 import pandas as pd
@@ -152,3 +153,57 @@ def test_an_untuned_report_has_no_tuning_section():
 
     ctx = report.base.Context(pd.DataFrame(), splits, None, 3, [1, 3], runs=Untuned())
     assert section.section(ctx) is None
+
+
+@pytest.fixture(scope="module")
+def tuned_page(tuned_records, tmp_path_factory):
+    """The report of `tuned_records` (2 data sets, 3 methods), built from the records."""
+    paths, cfg = tuned_records
+    out = tmp_path_factory.mktemp("page")
+    return report.build(runs.RecordRuns(paths, (), cfg), out, workers=1).read_text()
+
+
+def test_every_test_over_two_data_sets_is_shown_with_a_warning(tuned_page):
+    """A report over 2 data sets: a warning under the summary and under each test over data
+    sets (Friedman / Nemenyi with the leaderboard and the statistics, the Bayesian signed-rank
+    and hierarchical tests, per k); the rope written one way; the hierarchical test cited
+    once, to Corani et al. 2017."""
+    warnings = re.findall(r"<p class='warning'>Only 2 data sets: ([^<]*?) over fewer than 10 "
+                          r"data sets|<p class=\"warning\">Only 2 data sets: ([^<]*?) over "
+                          r"fewer than 10 data sets", tuned_page)
+    tests = [a or b for a, b in warnings]
+    assert any(t.startswith("every test over data sets on this page") for t in tests)
+    for name in ("the Friedman test, the Nemenyi critical difference",
+                 "the Friedman, Nemenyi and Wilcoxon tests",
+                 "the Bayesian signed-rank test", "the hierarchical test"):
+        assert sum(t.startswith(name) for t in tests) >= 1, (name, tests)
+    assert sum(t.startswith("the Friedman, Nemenyi and Wilcoxon tests") for t in tests) == 2
+    assert "rope ±1 accuracy point" in tuned_page
+    assert not re.search(r"±0\.\d|±1 points", tuned_page)
+    assert tuned_page.count("Machine Learning 106") == 1 and "JMLR 18(77)" not in tuned_page
+
+
+def test_at_a_glance_counts_fit_tuning_and_evaluation_cpu_time(tuned_records, mlflow_uri,
+                                                               tuned_page):
+    """The summary's compute figure is the CPU time of fit, tuning and evaluation summed over
+    the splits: by hand from the records, every timing `*_cpu_s`, the tuning's `cpu_s` and the
+    default setting's fit where it was fitted apart; the same read from MLflow."""
+    from dmlbench.report import tables
+
+    paths, cfg = tuned_records
+    timings = tuning = 0.0
+    for path in paths:
+        for record in records.read(path):
+            timings += sum(v for n, v in record["timings"].items() if n.endswith("_cpu_s"))
+            tuning += record["tuning"]["cpu_s"] + (record["tuning"]["default_fit_cpu_s"]
+                                                   if record["tuning"]["default_refit"] else 0.0)
+    assert tuning > 0
+    tracking.ingest(paths, config=cfg)
+    for source in (runs.RecordRuns(paths, (), cfg), runs.MlflowRuns(cfg["benchmark"])):
+        _, splits = source.load()
+        assert tables.cpu_seconds(splits) == pytest.approx(timings + tuning, rel=1e-9)
+    shown = re.search(r"([\d.]+) (s|min|h) of CPU time \(fit, tuning and evaluation, summed "
+                      r"over the splits", tuned_page)
+    number, unit = shown.group(1), {"s": 1, "min": 60, "h": 3600}[shown.group(2)]
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    assert abs(float(number) * unit - (timings + tuning)) <= unit * 10.0 ** -decimals / 2 + 1e-9

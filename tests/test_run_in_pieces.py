@@ -91,6 +91,22 @@ def test_a_record_of_earlier_settings_is_neither_restored_nor_counted_as_publish
     assert not pieces.is_published(results, published, str(results / relative["pca"]), fewer)
 
 
+def test_the_finished_run_rebuilds_its_report_then_writes_the_scoreboard(monkeypatch):
+    """`--commit` publishes the finished run: the report from the published records, then the
+    scoreboard (`dmlbench scoreboard`, the one step that writes reports/index.html), committed
+    together."""
+    calls = []
+    monkeypatch.setattr(pieces.subprocess, "run", lambda args, **kw: calls.append(args))
+    pieces.publish_report("b", Path("reports"), commit=True)
+    commands = [[Path(a).name if i == 0 else a for i, a in enumerate(c)] for c in calls]
+    assert commands[0] == ["dmlbench", "report", "--records", "reports/b/records",
+                           "--out", "reports/b"]
+    assert commands[1] == ["dmlbench", "scoreboard", "reports"]
+    assert commands[2][:3] == ["git", "add", "-A"]
+    assert {"reports/b", "reports/index.html", "reports/scoreboard.csv"} <= set(commands[2])
+    assert commands[3][:2] == ["git", "commit"]
+
+
 def test_the_reality_check_asks_for_its_records_by_parent_key_and_splits():
     config = pieces.load(str(REPO / "config" / "reality-check.yaml"), [])
     want = pieces.wanted(config, pieces.plan.jobs(config))

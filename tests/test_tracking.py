@@ -421,3 +421,16 @@ def test_the_experiment_is_described_and_opens_on_its_runs(mlflow_uri, tmp_path)
     assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
     tracking.ingest(paths, config={**checked, "description": "Changed."})
     assert client.get_experiment(exp.experiment_id).tags["mlflow.note.content"] == "Changed."
+
+
+def test_the_runs_view_shows_accuracy_at_the_smallest_k_and_the_fit_time(mlflow_uri, record_files):
+    """The experiment's shared runs view (the tag the report's link names) selects metric
+    columns the parent runs have: the accuracy at k = 1 and the fit time, means over the
+    splits (an untuned run: no tuning column)."""
+    summary = tracking.ingest(record_files)
+    tags = mlflow.MlflowClient(mlflow_uri).get_experiment(summary["experiment_id"]).tags
+    state = json.loads(tags[tracking.SHARED_VIEW_TAG + tracking.RUNS_VIEW_KEY])
+    assert state["selectedColumns"] == ["metrics.`accuracy_k1_mean`", "metrics.`fit_wall_s_mean`"]
+    parents = _runs("parent")
+    for column in ("metrics.accuracy_k1_mean", "metrics.fit_wall_s_mean"):
+        assert parents[column].notna().all()

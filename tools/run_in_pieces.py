@@ -18,6 +18,11 @@ The config needs `datasets_per_job: 1`, so that one data set's jobs are steps of
 
 `--skip-methods lmnn` leaves a method's jobs out of this invocation (e.g. while its cost is
 being decided); `--only keel-iris` runs the named sets.
+
+With `--commit`, once every job of the config is published, the report is rebuilt from the
+published records (`dmlbench report --records`), the scoreboard of the published reports
+(`reports/index.html`) is written (`dmlbench scoreboard`: the one step that writes it), and both
+are committed.
 """
 
 from __future__ import annotations
@@ -115,6 +120,20 @@ def is_published(results: Path, published: Path, record: str,
                                    want[Path(record).relative_to(results)])
 
 
+def publish_report(bench: str, reports: Path, commit: bool) -> None:
+    """Rebuild `reports/<bench>` from its published records, write the scoreboard of every
+    published report, and (`commit`) commit both."""
+    folder = reports / bench
+    subprocess.run([str(BIN / "dmlbench"), "report", "--records", str(folder / "records"),
+                    "--out", str(folder)], check=True)
+    subprocess.run([str(BIN / "dmlbench"), "scoreboard", str(reports)], check=True)
+    if commit:
+        subprocess.run(["git", "add", "-A", str(folder), str(reports / "index.html"),
+                        str(reports / "scoreboard.csv")], check=True)
+        subprocess.run(["git", "commit", "-q", "-m", f"{bench}: report rebuilt from the "
+                        "published records, scoreboard written"], check=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("configfile")
@@ -172,6 +191,10 @@ def main(argv: list[str] | None = None) -> int:
                                                                    "config.json")], check=True)
             subprocess.run(["git", "commit", "-q", "-m", f"{bench} records: {label} "
                             f"({len(finished)} record files)"], check=False)
+    every = wanted(config, plan.jobs(config))
+    if args.commit and all(is_published(results, published, str(results / record), every)
+                           for record in every):
+        publish_report(bench, published.parents[1], commit=True)
     return 0
 
 

@@ -12,7 +12,7 @@ The names resolve on first use (PEP 562 `__getattr__`): `import dmlbench` (and e
 
 import importlib
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 #: what the top level offers besides the methods' classes, and the module defining each
 _OTHERS = {"MetricKNeighborsClassifier": "dmlbench.methods.classifier",

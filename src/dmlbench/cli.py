@@ -11,6 +11,7 @@
     dmlbench ingest FILE...           import record files (and study documents) into MLflow
     dmlbench report ...               build the HTML report from MLflow (or from published records)
     dmlbench publish FILE...          put the records a report was built from beside it
+    dmlbench scoreboard [DIR]         write the published reports' entry page, DIR/index.html
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ with deferred.deferring("pandas", "pyarrow"):
     from .records import tracking
     from .run import job, plan, protocols
 
-# `report` and `publish` (which rebuilds reports) are imported by their verbs only: they load
-# matplotlib and seaborn, which no other verb needs.
+# `report` and `publish` (which rebuilds reports) are imported by their verbs only (and by
+# `scoreboard`, a module of `report`): they load matplotlib and seaborn, which no other verb needs.
 
 
 def _datasets(args) -> None:
@@ -376,6 +377,12 @@ def _publish(args) -> None:
           f"{manifest}", file=sys.stderr)
 
 
+def _scoreboard(args) -> None:
+    from .report import scoreboard  # matplotlib and seaborn: this verb only (see the imports)
+
+    print(f"wrote {scoreboard.write(args.reports)}", file=sys.stderr)
+
+
 def _dataset_options(s: argparse.ArgumentParser) -> None:
     """The options of the verbs that build data sets (`dataset`, `prepare`)."""
     s.add_argument("--cache", default="resources",
@@ -519,6 +526,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=int, help="processes drawing the figures (default: the "
                                                 "CPUs this process may use, at most 4)")
     s.set_defaults(func=_report)
+
+    s = sub.add_parser("scoreboard", help="write the scoreboard of the published reports "
+                                          "(DIR/index.html and scoreboard.csv) from the tables "
+                                          "each report exported; no run or report writes it")
+    s.add_argument("reports", nargs="?", default="reports",
+                   help="the folder of the published reports (default: reports)")
+    s.set_defaults(func=_scoreboard)
     return p
 
 

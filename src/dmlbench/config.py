@@ -3,13 +3,10 @@
 The schema (`workflow/schemas/config.schema.yaml`) is the only source of the defaults of config
 keys: `with_defaults` fills them in as Snakemake's `validate` does. Every error is one line
 naming the config key that is wrong (or, for a file that is not YAML, the file, line and
-column). This module is a leaf: it knows no data set, method or study. The checks that need
-them (registered names, method parameters, limits the data set) and everything derived from a
-config (jobs, specs, paths, identity, resources) live in `dmlbench.run.plan`; the side studies
-plan their own jobs (`dmlbench.studies`); the report reads the checked config stored with the
-runs, never this module.
+column). A leaf: the checks that need data sets, methods or studies, and all a config implies
+(jobs, specs, paths, identity, resources), live in `run.plan` and `studies`; the report reads
+the checked config stored with the runs, never this module.
 """
-
 from __future__ import annotations
 
 import copy
@@ -35,17 +32,12 @@ class ConfigError(ValueError):
 
 
 class ConfigFileError(ValueError):
-    """A config file that cannot be read as YAML: the message names the file, line and column."""
+    """A config file that is not YAML: the message names the file, line and column."""
 
 
 @functools.cache
 def _schema() -> dict:
     return yaml.safe_load(SCHEMA_PATH.read_text())
-
-
-def schema() -> dict:
-    """The config schema (a copy)."""
-    return copy.deepcopy(_schema())
 
 
 def default(key: str):
@@ -54,8 +46,7 @@ def default(key: str):
 
 
 def _set_defaults(validator, properties, instance, subschema):
-    """JSON schema's `properties`, writing each missing property's default first (as in the
-    jsonschema FAQ and Snakemake's `validate`); the validation then descends into it."""
+    """`properties`, writing each missing property's default first (jsonschema FAQ, Snakemake)."""
     for name, sub in properties.items():
         if "default" in sub and isinstance(instance, dict):
             instance.setdefault(name, copy.deepcopy(sub["default"]))
@@ -135,8 +126,7 @@ def with_defaults(config: dict) -> dict:
 
 
 def read(path: str | Path) -> dict:
-    """The YAML content of a config file; `ConfigFileError` (one line: file, line, column and
-    the problem) when it cannot be parsed, `FileNotFoundError` when it does not exist."""
+    """A config file's YAML content; `ConfigFileError` names file, line and column of an error."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"config file {path} does not exist")
@@ -148,8 +138,7 @@ def read(path: str | Path) -> dict:
 
 
 def load(path: str | Path) -> dict:
-    """Read a config file, validate it against the schema and fill in its defaults (the
-    semantic checks follow in `dmlbench.run.plan.check`)."""
+    """A config file, validated against the schema, defaults filled in (then `run.plan.check`)."""
     config = read(path)
     validate_schema(config)
     return with_defaults(config)
@@ -246,22 +235,19 @@ def splits_per_job(config: dict, label: str) -> int | None:
 
 
 def datasets_per_job(config: dict, label: str) -> int | None:
-    """Data sets one process runs a method entry on (its own value, else the config's; None:
-    all of them)."""
+    """Data sets one process runs a method on (its own value, else the config's; None: all)."""
     return config["methods"][label].get("datasets_per_job", config.get("datasets_per_job"))
 
 
 def job_group(config: dict, label: str) -> str | None:
-    """The `job_group` of method `label` (None: a process of its own), unless the config's
-    `job_groups` is false (every method on its own, e.g. on a cluster)."""
+    """Method `label`'s `job_group`; None: its own process (all under `job_groups: false`)."""
     if not config.get("job_groups", True):
         return None
     return config["methods"][label].get("job_group")
 
 
 def max_splits(config: dict, label: str, dataset: str, n: int) -> int:
-    """The splits a method entry runs on a data set of n splits (`max_splits`: a number for
-    every data set, or a mapping from data-set labels to numbers)."""
+    """The splits a method runs of a data set's n (`max_splits`: a number or {label: number})."""
     limit = config["methods"][label].get("max_splits", n)
     if isinstance(limit, dict):
         limit = limit.get(dataset, n)

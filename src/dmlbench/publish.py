@@ -24,7 +24,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import shutil
 import zlib
 from pathlib import Path
@@ -33,6 +32,7 @@ from . import records, report, studies
 from .config import with_defaults
 from .files import atomic_path, read_json, write_json, write_json_gz
 from .records.public import public_config
+from .report import record_views
 
 MANIFEST = "manifest.json"
 CONFIG = "config.json"
@@ -184,17 +184,18 @@ def _reason(err: Exception) -> str:
 
 
 def record_links(records_dir: str | Path, out_dir: str | Path) -> dict[str, str]:
-    """{parent key: path of its first record file, relative to `out_dir`} of a published
-    records folder (the manifest's records): where a report's (data set, method) cells link."""
-    records_dir, out_dir = Path(records_dir), Path(out_dir)
+    """Where a report's (data set, method) cells link, {parent key: path relative to `out_dir`}:
+    the part of its data set's page in `out_dir/record-views/`, written here from the published
+    records folder (the manifest's records; `report.record_views`), which shows the records
+    readably and links the record files themselves."""
+    records_dir = Path(records_dir)
     manifest = _read(records_dir / MANIFEST, "the manifest")
-    links = {}
+    files: dict[str, dict[Path, list[dict]]] = {}
     for relative in sorted(manifest.get("records", [])):
         path = records_dir / relative
         for record in records.load(path)["records"]:  # the manifest's sha256 vouches for it
-            links.setdefault(record["parent_key"],
-                             Path(os.path.relpath(path, out_dir)).as_posix())
-    return links
+            files.setdefault(record["parent_key"], {}).setdefault(path, []).append(record)
+    return record_views.write(files, out_dir, title=manifest.get("benchmark", ""))
 
 
 def rebuild(records_dir: str | Path, out_dir: str | Path, progress: bool = False,

@@ -99,7 +99,8 @@ def sweep_best_dim(k: int) -> str:
 
 
 def wall_seconds(phase: str) -> str:
-    """Wall-clock seconds of a phase of a split: `fit_wall_s`, `predict_wall_s`, ..."""
+    """Wall-clock seconds of a phase of a split: `fit_wall_s`, `predict_wall_s`, ...; a tuned
+    split's `tuning_wall_s` (`records.aggregation.split_metrics`)."""
     return f"{phase}_wall_s"
 
 

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .. import __version__
+from .._version import __version__
 from ..files import read_json, remove_stale_temporaries, temporary_dir, write_json, write_npz
 from . import download, lock, registry
 from .embedded import RawData

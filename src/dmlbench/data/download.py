@@ -49,7 +49,7 @@ import unlzw3
 import urllib3
 from tqdm.auto import tqdm
 
-from .. import __version__
+from .._version import __version__
 from ..files import atomic_path
 from .debian import DebianPackageError, read_member
 from .spec import DEBIAN_GROUP, DebianMember, RemoteFile

@@ -22,7 +22,7 @@ from pathlib import Path
 import jsonschema
 import psutil
 
-from .. import __version__
+from .._version import __version__
 from .. import vocabulary as voc
 from ..files import read_json, write_json
 

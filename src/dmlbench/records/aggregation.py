@@ -30,12 +30,27 @@ def fit_info_entries(fit_info: dict) -> tuple[dict, dict, dict]:
 
 
 def split_metrics(record: dict) -> dict:
-    """A split's metrics, timings and part sizes (`n_train`, `n_test`: counts for tests of
-    proportions such as `dmlbench.measure.statistics.ztest_two_proportions`)."""
+    """A split's metrics, timings, a tuned split's tuning time (`tuning_seconds`) and part sizes
+    (`n_train`, `n_test`: counts for tests of proportions such as
+    `dmlbench.measure.statistics.ztest_two_proportions`)."""
     out = dict(record["metrics"])
     out.update(record["timings"])
+    if record.get("tuning"):
+        out.update({voc.wall_seconds("tuning"): tuning_seconds(record["tuning"], "wall"),
+                    voc.cpu_seconds("tuning"): tuning_seconds(record["tuning"], "cpu")})
     out.update({voc.N_TRAIN: record["split"]["n_train"], voc.N_TEST: record["split"]["n_test"]})
     return out
+
+
+def tuning_seconds(tuning: dict, clock: str) -> float:
+    """The wall (`clock="wall"`) or CPU seconds a split's tuning added to its job: the tuning's
+    own (inner fits and scores, `tuning.<clock>_s`) and the default setting's fit on the training
+    part when it was fitted apart (`default_refit`; otherwise that fit is the job's own, in the
+    timings already)."""
+    seconds = tuning.get(f"{clock}_s") or 0.0
+    if tuning.get("default_refit"):
+        seconds += tuning.get(f"default_fit_{clock}_s") or 0.0
+    return float(seconds)
 
 
 def summary(group: list[dict]) -> dict:

@@ -72,8 +72,9 @@ DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest
 #: (4: N_k histograms as the artifact `histograms.json`, parents tagged with a content hash;
-#: 5: a tuned split's `tuning` entry as the artifact `tuning.json`)
-LAYOUT_VERSION = 5
+#: 5: a tuned split's `tuning` entry as the artifact `tuning.json`; 6: its tuning time as the
+#: metrics `tuning_wall_s`, `tuning_cpu_s`)
+LAYOUT_VERSION = 6
 ARRAYS_ARTIFACT = "arrays.npz"
 
 
@@ -286,6 +287,30 @@ def describe_experiment(mlclient, exp_id: str, description: str | None) -> None:
     for key, value in wanted.items():
         if tags.get(key) != value:
             mlclient.set_experiment_tag(exp_id, key, value)
+
+
+#: the runs view the report's experiment link opens (`?viewStateShareKey=dmlbench`): an
+#: experiment tag that the MLflow UI (2.9 and later, its "Share" of a runs view) reads as a view
+#: state choosing the runs table's columns; a plain link shows no metric column (the UI's
+#: default: Source, Models, Dataset) and no setting of MLflow changes that default
+RUNS_VIEW_KEY = "dmlbench"
+SHARED_VIEW_TAG = "mlflow.sharedViewState."
+
+
+def runs_view_columns(k: int, tuned: bool) -> list[str]:
+    """The parent runs' metrics the runs view shows: the k-NN test accuracy at the smallest k
+    and the fit time (wall, s), means over the splits, and a tuned run's tuning time."""
+    return [voc.mean(voc.accuracy(k)), voc.mean(voc.wall_seconds("fit"))] + (
+        [voc.mean(voc.wall_seconds("tuning"))] if tuned else [])
+
+
+def set_runs_view(mlclient, exp_id: str, columns: list[str]) -> None:
+    """Make `RUNS_VIEW_KEY` the experiment's runs view with these metric columns (the tag is
+    written only when it changes)."""
+    state = json.dumps({"selectedColumns": [f"metrics.`{name}`" for name in columns]})
+    key = SHARED_VIEW_TAG + RUNS_VIEW_KEY
+    if mlclient.get_experiment(exp_id).tags.get(key) != state:
+        mlclient.set_experiment_tag(exp_id, key, state)
 
 
 def _rank(run) -> tuple:
@@ -822,6 +847,10 @@ def _ingest(groups: dict, folder: dict, experiment: str, config: dict | None,
                                                     session.known)
         if _config_key(config) not in session.known:  # written now
             session.unsettled.add(_config_key(config))
+    if groups:
+        every = [r for group in groups.values() for r in group]
+        set_runs_view(session.mlclient, session.exp_id, runs_view_columns(
+            min(min(r["k"]) for r in every), any(r.get("tuning") for r in every)))
     for parent_key, group in tqdm(sorted(groups.items()), desc="ingest", unit="parent",
                                   disable=not progress or None, leave=False):
         group.sort(key=lambda r: r["split"]["index"])

@@ -7,6 +7,10 @@ The page opens on its answer (the summary section), then the details, section by
 and first column in view (the template's script and style, no outside resource: the page works
 offline). Figures and the Monte-Carlo comparisons are computed in a process pool while the
 sections read the runs (`render.Renderer`).
+
+A build writes under its `out_dir` only: the scoreboard of the published reports
+(`reports/index.html`, `scoreboard.write`) is written by the explicit publishing step,
+`dmlbench scoreboard`, never by a run's report.
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 from tqdm import tqdm
 
-from .. import __version__
+from .._version import __version__
 from ..files import atomic_path, write_json
 from ..records import tracking
 from ..records.public import public_config
-from . import runs, scoreboard, settings
+from . import runs, settings
 from .base import Context
 from .render import Renderer
 from .sections import SECTIONS
@@ -45,8 +49,9 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
     published records' manifest (`dmlbench.publish`), whose sha256 the page prints; its folder's
     config.json is then the published one, left as it is. `record_links` ({parent key: path
     relative to `out_dir`}, `publish.record_links`) makes every (data set, method) cell link to
-    its record file instead of its MLflow run; `mlflow_link` names the MLflow experiment at the
-    top of the page (it needs the experiment's id among the runs). The page names the
+    its page of records (`record_views`) instead of its MLflow run; `mlflow_link` names the
+    MLflow experiment at the top of the page (it needs the experiment's id among the runs).
+    The page names the
     tracking store by its scheme and name only, and the config beside it is `public_config`
     (no local paths). `workers`: processes drawing the figures (default: the CPUs, at most 4);
     `progress`: progress bars on the console.
@@ -94,8 +99,6 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
     index = out_dir / "index.html"
     with atomic_path(index) as tmp:
         tmp.write_text(page)
-    if out_dir.parent.name == "reports":
-        scoreboard.write(out_dir.parent)
     if progress:
         n_figures = len(list((out_dir / "figures").glob("*.png")))
         n_tables = len(list((out_dir / "tables").glob("*.csv")))

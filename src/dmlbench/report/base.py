@@ -27,6 +27,7 @@ from matplotlib.textpath import TextToPath  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from ..files import atomic_path  # noqa: E402
+from ..records.tracking import RUNS_VIEW_KEY  # noqa: E402
 from . import tables  # noqa: E402
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -47,6 +48,13 @@ FIXED_LAYOUT = "fixed-layout"
 #: the widest a table may be (pixels) in a 1400 px window: the page's column (page.css: body
 #: max-width 1340 px) less its frame's vertical scroll bar (15 px) and 25 px to spare
 TABLE_WIDTH_PX = 1300
+#: the widest a table may be in a narrower window (page.css: below `NARROW_WINDOW_PX`, e.g.
+#: 800 px: the column is 800 px less the page's scroll bar, 15 px, and its padding, 2 x 16 px:
+#: 753 px; less the table frame's own scroll bar, 15 px, and 18 px to spare)
+PART_WIDTH_PX = 720
+#: windows narrower than this show a table wider than `PART_WIDTH_PX` in parts of at most that
+#: width (page.css's media query; `html_table`)
+NARROW_WINDOW_PX = 1390
 #: the table font (page.css: .84rem of 16 px) and the smaller one of a cell's sd line (.74em)
 FONT_PX = 0.84 * 16
 SD_FONT_PX = 0.74 * FONT_PX
@@ -71,10 +79,11 @@ class Context:
     each (data set, method), the renderer of figures and a memo of shared results.
 
     `record_links` ({parent key: href relative to the page}) makes every (data set, method)
-    cell link to the record file it comes from (a published report); without it, cells link
-    to the MLflow run (`mlflow_ui`, the runs view of the experiment). `parents` and `splits`
-    are the runs of the full training parts; a learning curve's smaller sizes are
-    `curve_parents` and `curve_splits` (their column `train_size`; `runs.by_train_size`)."""
+    cell link to the page of the records it comes from (a published report,
+    `record_views`); without it, cells link to the MLflow run (`mlflow_ui`, the runs view of
+    the experiment). `parents` and `splits` are the runs of the full training parts; a learning
+    curve's smaller sizes are `curve_parents` and `curve_splits` (their column `train_size`;
+    `runs.by_train_size`)."""
 
     parents: pd.DataFrame
     splits: pd.DataFrame
@@ -125,19 +134,21 @@ class Context:
     def links_to(self) -> str:
         """What the cells link to, in words, for the page's text."""
         if self.record_links is not None:
-            return ("its record file (under records/, gzip-compressed JSON: one record per "
-                    "split)")
+            return ("a readable page of its records (record-views/: per split the accuracy, "
+                    "times and settings, and the record files themselves)")
         return "its MLflow run"
 
     def run_url(self, run_id: str, experiment_id: str) -> str:
         return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs/{run_id}?{MODEL_TRAINING}"
 
     def experiment_url(self, experiment_id: str) -> str:
-        """The runs view of the experiment in the MLflow UI."""
-        return f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs?{MODEL_TRAINING}"
+        """The runs view of the experiment in the MLflow UI, with the columns the ingest chose
+        (`records.tracking.RUNS_VIEW_KEY`: accuracy at the smallest k, fit time)."""
+        return (f"{self.mlflow_ui}/#/experiments/{experiment_id}/runs?{MODEL_TRAINING}"
+                f"&viewStateShareKey={RUNS_VIEW_KEY}")
 
     def parent_link(self, parent_key: str, run_id: str, experiment_id: str) -> str | None:
-        """Where a (data set, method) cell links: its record file, else its MLflow run."""
+        """Where a (data set, method) cell links: its page of records, else its MLflow run."""
         if self.record_links is not None:
             return self.record_links.get(parent_key)
         return self.run_url(run_id, experiment_id)
@@ -149,9 +160,25 @@ class Context:
         return tables.values(frame, "url")
 
 
+#: a test over data sets (Friedman / Nemenyi, Wilcoxon, the Bayesian signed-rank and
+#: hierarchical tests) on fewer data sets than this is shown with a warning: its verdict is
+#: about data sets in general, which so few cannot represent (the Bayesian posteriors lean on
+#: their priors; Demšar 2006 counts on at least 10 for the rank tests' approximations)
+FEW_DATASETS = 10
+
+
+def few_datasets_text(n_sets: int, tests: str) -> str:
+    return (f"Only {n_sets} data set{'s' if n_sets != 1 else ''}: {tests} over fewer than "
+            f"{FEW_DATASETS} data sets cannot carry a conclusion about data sets in general; "
+            "read it as an indication, not a verdict.")
+
+
 @dataclass
 class Section:
     """One section of the page: an id (anchor), a title, an intro and its blocks in order.
+    Below the first (the summary) every section is folded to its title until the reader opens
+    it (a link to it opens it too), unless `unfolded`: the page a reader first scrolls is the
+    answer and the list of what else there is.
 
     A block added with `later(fill)` is filled in by `fill(section)` once every section has
     run (`resolve`), e.g. from results the renderer's pool computes meanwhile."""
@@ -160,6 +187,7 @@ class Section:
     title: str
     intro: str = ""
     blocks: list = field(default_factory=list)
+    unfolded: bool = False
 
     def table(self, html_text: str, caption: str = "", files: dict | None = None,
               folded: bool = False):
@@ -180,6 +208,16 @@ class Section:
 
     def note(self, text: str):
         self.blocks.append({"kind": "note", "text": text})
+
+    def warning(self, text: str):
+        """A note the reader must not miss (shown in the warning style)."""
+        self.blocks.append({"kind": "warning", "text": text})
+
+    def few_datasets(self, n_sets: int, tests: str) -> None:
+        """A warning under a test over data sets (`tests`, e.g. "the Friedman test") run on
+        fewer than `FEW_DATASETS` of them."""
+        if n_sets < FEW_DATASETS:
+            self.warning(few_datasets_text(n_sets, tests))
 
     def html(self, html_text: str):
         """Ready-made HTML (escaped by whoever made it)."""
@@ -220,10 +258,16 @@ def export_table(ctx: Context, frame: pd.DataFrame, name: str) -> dict[str, str]
     return out
 
 
-def methods_as_rows(table: pd.DataFrame) -> bool:
-    """Whether a data sets x methods table reads better turned (more methods than data sets:
-    a long table fits the page, a wide one does not)."""
-    return table.shape[1] > table.shape[0]
+def methods_as_rows(text: pd.DataFrame, swatches: dict[str, str] | None = None) -> bool:
+    """Whether a data sets x methods table of strings is shown turned, the methods as rows: when
+    they outnumber the data sets, or when side by side they would not fit a narrow window
+    (`PART_WIDTH_PX`). A table too wide for the window is cut by its columns (`html_table`),
+    and the methods must stay together: every row (one data set) compares them all, so the
+    data sets are cut, never the methods."""
+    if text.shape[1] > text.shape[0]:
+        return True
+    first, widths = _column_widths(text.astype(str), lambda row, column: True, None, swatches)
+    return first + sum(widths) > PART_WIDTH_PX
 
 
 _PLUS_MINUS = re.compile(r"^(.*?) ± (.*)$")
@@ -355,13 +399,44 @@ def column_parts(first: float, widths: list[float],
     return [[]]  # no columns but the first
 
 
+def fitted(first: float, widths: list[float], part: Callable[[list[int]], str]) -> str:
+    """A table of these column widths (pixels: the first column, then the others) as HTML that
+    no window of 800 px or wider scrolls sideways: `part(columns)` writes the table of the
+    first column and the columns at those positions. A table narrower than `PART_WIDTH_PX` is
+    written whole; a wider one twice, for wide windows in parts of at most `TABLE_WIDTH_PX`
+    (whole where it fits) and for windows narrower than `NARROW_WINDOW_PX` in parts of at most
+    `PART_WIDTH_PX` (page.css shows one of the two). Parts are laid side by side where they
+    fit, else one under the other (a click on a header sorts them alike: the page's script)."""
+    def parts(limit: float) -> str:
+        written = [part(columns) for columns in column_parts(first, widths, limit)]
+        return written[0] if len(written) == 1 else \
+            f"<div class='table-parts'>{''.join(written)}</div>"
+
+    if first + sum(widths) <= PART_WIDTH_PX:
+        return parts(PART_WIDTH_PX)
+    return (f"<div class='wide-window'>{parts(TABLE_WIDTH_PX)}</div>"
+            f"<div class='narrow-window'>{parts(PART_WIDTH_PX)}</div>")
+
+
+def plain_widths(text: pd.DataFrame, first_max_px: float | None = None
+                 ) -> tuple[float, list[float]]:
+    """`_column_widths` of a table of strings without bold cells or swatches, for pages that
+    write their tables themselves (the scoreboard); `first_max_px`: the row labels wrap at this
+    width (their style says so)."""
+    first, widths = _column_widths(text, lambda row, column: False, None, None)
+    if first_max_px is not None:
+        first = min(first, first_max_px + CELL_EXTRA_PX)
+    return first, widths
+
+
 def html_table(text: pd.DataFrame, best: pd.DataFrame | None = None,
                links: pd.DataFrame | None = None, footer: pd.DataFrame | None = None,
                swatches: dict[str, str] | None = None, transpose: bool = False) -> str:
     """An HTML table of strings, sortable by a click on a column's header (the page's script),
-    with a sticky header and first column (the page's style). A table wider than
-    `TABLE_WIDTH_PX` (`column_parts`) is written as several tables, each with the first column
-    and a run of the other columns, so that none scrolls sideways at 1400 px.
+    with a sticky header and first column (the page's style). A table too wide for the window
+    is written as several tables (`fitted`), each with every row, the first column and a run
+    of the other columns: none scrolls sideways in a window of 800 px or wider. A table whose
+    columns are methods is cut only when turned, the methods as rows (`methods_as_rows`).
 
     `best` marks cells in bold, `links` wraps cells in anchors (both indexed like `text`),
     `footer` rows (same columns) stay below the sorted rows, `swatches` ({row or column label:
@@ -403,8 +478,8 @@ def html_table(text: pd.DataFrame, best: pd.DataFrame | None = None,
         return "".join(rows)
 
     first, widths = _column_widths(text, is_best, footer, swatches)
-    return "".join(part_html(text.iloc[:, p], None if footer is None else footer.iloc[:, p])
-                   for p in column_parts(first, widths))
+    return fitted(first, widths, lambda p: part_html(
+        text.iloc[:, p], None if footer is None else footer.iloc[:, p]))
 
 
 def save_figure(fig, out_dir: Path, name: str) -> str:

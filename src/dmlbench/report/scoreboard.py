@@ -17,6 +17,7 @@ reproduced in part, or not reproduced under the N readings of `paper_tables/read
 from __future__ import annotations
 
 import html
+import re
 from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
@@ -27,6 +28,7 @@ import yaml
 
 from ..files import atomic_path
 from . import papers
+from .base import fitted, plain_widths
 
 OLD_WITHIN = "within published s.e. (old criterion)"
 COUNTS = ["cells", "compared", "within", OLD_WITHIN, "outside, ours better", "outside, ours worse",
@@ -242,7 +244,17 @@ def _report_link(name: str) -> str:
 
 def _table_html(frame: pd.DataFrame, html_columns: tuple[str, ...] = ()) -> str:
     """A sortable table (the reports' style and script) with the index as its first column;
-    `html_columns` hold HTML already."""
+    `html_columns` hold HTML already. Too wide for a narrow window, it is cut into parts side
+    by side as the reports' tables are (`base.fitted`)."""
+    shown = frame.astype(str)  # what each cell shows, for its width
+    for column in html_columns:
+        shown[column] = shown[column].map(lambda cell: re.sub(r"<[^>]+>", "", cell))
+    shown.index = shown.index.astype(str)
+    first, widths = plain_widths(shown, first_max_px=ROW_LABEL_MAX_PX)
+    return fitted(first, widths, lambda p: _part_html(frame.iloc[:, p], html_columns))
+
+
+def _part_html(frame: pd.DataFrame, html_columns: tuple[str, ...]) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = []
     for idx, row in frame.iterrows():
@@ -266,6 +278,8 @@ def _claim_cell(row) -> str:
             f"<p><b>Ours:</b> {html.escape(str(row['ours']))}</p></details>")
 
 
+#: the widest a row name is laid out (`STYLE`; it wraps beyond): 17rem
+ROW_LABEL_MAX_PX = 17 * 16
 #: the scoreboard's additions to the reports' style: text cells left-aligned, long row names
 #: wrapped (column names wrap on every page) so that the tables fit the page
 STYLE = ("table.dataframe td.text { text-align: left; }"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import yaml
 
+from . import verdicts
+
 SCHEMA_PATH = Path(__file__).parents[1] / "schemas" / "config.schema.yaml"
 
 
@@ -32,6 +34,11 @@ def title(config: dict | None, experiment: str) -> str:
 def rope(config: dict | None) -> float:
     """The region of practical equivalence of the Bayesian comparisons (`report.rope`)."""
     return float(_report(config)["rope"])
+
+
+def rope_words(config: dict | None) -> str:
+    """The rope as every page writes it, in accuracy points: '±1 accuracy point'."""
+    return verdicts.rope_text(rope(config))
 
 
 def description(config: dict | None) -> str:

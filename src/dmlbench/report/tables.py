@@ -1,5 +1,5 @@
 """Report tables from the parent runs: accuracy per k, average error, N_k skewness, cost; the
-splits' compute time."""
+splits' compute time (wall and CPU)."""
 
 from __future__ import annotations
 
@@ -86,6 +86,15 @@ def _phases(splits: pd.DataFrame) -> list[str]:
     return [c for c in splits.columns if c.endswith("_wall_s")
             and c != voc.wall_seconds("extra_metrics")] + (
         [voc.wall_seconds("extra_metrics")] if voc.wall_seconds("extra_metrics") in splits else [])
+
+
+def cpu_seconds(splits: pd.DataFrame) -> float:
+    """The CPU seconds of the splits' jobs: fit, tuning (a tuned split's inner fits and scores,
+    and the default setting's fit when fitted apart: `tuning_cpu_s`) and evaluation
+    (preprocessing, search, scoring), summed over the splits: every `<phase>_cpu_s` metric of
+    the split runs (`benchmarks/job_times.py --cpu` sums the same from the records)."""
+    phases = [c for c in splits.columns if c.endswith("_cpu_s") and "." not in c]
+    return float(splits[phases].fillna(0.0).to_numpy().sum())
 
 
 def compute_time(splits: pd.DataFrame) -> tuple[float, float | None]:

@@ -13,11 +13,11 @@ from ..base import Context, Section, export_table, html_table
 def bayesian_section(ctx: Context) -> Section | None:
     if ctx.parents["method"].nunique() < 2:
         return None
-    rope = settings.rope(ctx.config)
     sec = Section("bayesian", "Bayesian comparisons (signed-rank test with a rope)",
-                  "The Bayesian signed-rank test (Benavoli et al. 2017) over the data sets on "
+                  "The Bayesian signed-rank test (Benavoli, Corani, Demšar & Zaffalon 2017, \"Time "
+                  "for a change\", JMLR 18) over the data sets on "
                   "which both methods ran: the posterior probabilities that the first method (A) "
-                  f"is better by more than {verdicts.rope_text(rope)} (the region of "
+                  f"is better by more than {settings.rope_words(ctx.config)} (the region of "
                   "practical equivalence, rope), that the two are within it, and that B is "
                   f"better. An outcome needs a probability of at least {verdicts.DECISION}, "
                   f"in this test's own words: A {verdicts.AHEAD}, {verdicts.WITHIN_ROPE}, "
@@ -34,26 +34,24 @@ def bayesian_section(ctx: Context) -> Section | None:
         future = comparisons.results(ctx, k)
         if future is None:
             continue
-        sec.later(lambda part, k=k, future=future: _fill(ctx, part, k, future.result(), rope))
+        sec.later(lambda part, k=k, future=future: _fill(ctx, part, k, future.result()))
     return sec if sec.blocks else None
 
 
-def _fill(ctx: Context, sec: Section, k: int, pairs, rope: float) -> None:
+def _fill(ctx: Context, sec: Section, k: int, pairs) -> None:
     n_sets = comparisons.complete_scores(ctx, k).shape[0]
     sec.note(f"{k}-NN over {n_sets} data sets (every method ran on them), rope "
-             f"{verdicts.rope_text(rope)}."
-             + (" With fewer than 10 data sets the posterior leans on the prior."
-                if n_sets < 10 else ""))
+             f"{settings.rope_words(ctx.config)}.")
+    sec.few_datasets(n_sets, "the Bayesian signed-rank test (its posterior leans on the prior)")
     shown = pairs.copy()
     for column in ("P(A better)", "P(rope)", "P(B better)"):
         shown[column] = pairs[column].map(verdicts.probability)
     shown["mean A - B (points)"] = pairs["mean A - B (points)"].map("{:.2f}".format)
     shown.index = [f"{a} vs {b}" for a, b in zip(pairs["A"], pairs["B"])]
     sec.table(html_table(shown.drop(columns=["A", "B"])),
-              f"Bayesian signed-rank test, {k}-NN accuracy, rope {verdicts.rope_text(rope)} "
-              f"({len(pairs)} pairs)",
-              export_table(ctx, pairs.set_index(["A", "B"]), f"bayesian_k{k}"),
-              folded=True)
+              f"Bayesian signed-rank test, {k}-NN accuracy, rope "
+              f"{settings.rope_words(ctx.config)} ({len(pairs)} pairs)",
+              export_table(ctx, pairs.set_index(["A", "B"]), f"bayesian_k{k}"), folded=True)
     reference = comparisons.reference_method(list(comparisons.complete_scores(ctx, k).columns))
     sec.figure(comparisons.figure_name(k),
                f"Posterior draws of each method against {reference}, {k}-NN (one triangle "

@@ -130,7 +130,7 @@ def boosting_section(ctx: Context) -> Section | None:
         text = cells.unstack("method").reindex(columns=swept).fillna("–")
         rates = best["rate"].unstack("method").reindex(index=text.index, columns=swept)
         sec.table(html_table(text, tables.best_per_row(rates), swatches=ranking.colours(ctx),
-                             transpose=methods_as_rows(text)),
+                             transpose=methods_as_rows(text, ranking.colours(ctx))),
                   f"Best average {k}-NN rate (%) and its dimensionality",
                   export_table(ctx, best.reset_index(), f"sweep_best_k{k}"))
         sec.figure(ctx.figure(f"sweep_k{k}.png", sweep_figure, curves, best, swept, style, k),

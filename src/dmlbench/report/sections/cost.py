@@ -22,9 +22,9 @@ def cost(ctx: Context) -> Section:
                                     (voc.PEAK_RSS_MB, "Peak memory (MiB)", 0)):
         table = tables.values(ctx.parents, voc.mean(metric))
         files = export_table(ctx, table, metric)
-        table = table[[m for m in order if m in table.columns]]
-        sec.table(html_table(tables.fmt(table, digits), links=links, swatches=swatches,
-                             transpose=methods_as_rows(table)), caption, files)
+        text = tables.fmt(table[[m for m in order if m in table.columns]], digits)
+        sec.table(html_table(text, links=links, swatches=swatches,
+                             transpose=methods_as_rows(text, swatches)), caption, files)
     times = pd.DataFrame({"method": ctx.parents["method"], "dataset": ctx.parents["dataset"],
                           "seconds": ctx.parents[voc.mean(voc.wall_seconds("fit"))]})
     sec.figure(ctx.figure("fit_time.png", figures.fit_time, times, palette.styles(ctx.parents)),

@@ -19,7 +19,8 @@ def section(ctx: Context) -> Section | None:
     rope = settings.rope(ctx.config)
     sec = Section("hierarchical", "Bayesian hierarchical comparisons",
                   "The Bayesian hierarchical test (Corani, Benavoli, Demšar, Mangili & Zaffalon "
-                  "2017; Benavoli et al. 2017, JMLR 18(77), section 5), the test whose verdicts "
+                  "2017, \"Statistical comparison of classifiers through Bayesian hierarchical "
+                  "modelling\", Machine Learning 106), the test whose verdicts "
                   "the report gives, models the fold-by-fold accuracy differences of two "
                   "methods on every data set (correlated folds, rho = n_test / (n_train + "
                   "n_test)) and, above them, the distribution of the data sets' mean "
@@ -58,9 +59,11 @@ def fill(ctx: Context, sec: Section, k: int, table: pd.DataFrame, reference: str
     ranks = ranking.ranks(ctx)[f"k = {k}"]
     order = [m for m in ranking.order(ctx) if m in set(table["method"]) | {reference, best}]
     shown = hierarchical.verdict_table(table, order, ranks, reference, best)
-    sec.note(f"{k}-NN, rope {verdicts.rope_text(rope)}: against {reference}"
+    sec.note(f"{k}-NN, rope {settings.rope_words(ctx.config)}: against {reference}"
              + (f" and against {best}, the best mean rank" if best != reference else
                 ", which has the best mean rank") + ". " + hierarchical.sampling_note(table))
+    sec.few_datasets(int(table["data sets"].max()), "the hierarchical test (its posterior of "
+                     "a new data set leans on the prior)")
     colours = ranking.colours(ctx)
     sec.table_and_figure(
         html_table(shown, swatches=colours),

@@ -41,7 +41,7 @@ def hubness(ctx: Context) -> Section | None:
     def show(text, caption, files, best=None):
         text = text[[m for m in order if m in text.columns]]
         sec.table(html_table(text, best, links, swatches=swatches,
-                             transpose=methods_as_rows(text)), caption, files)
+                             transpose=methods_as_rows(text, swatches)), caption, files)
 
     skew = tables.mean_std(parents, voc.skewness(k))
     best = tables.best_per_row(tables.values(parents, voc.mean(voc.skewness(k))), False)

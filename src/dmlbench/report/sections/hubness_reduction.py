@@ -41,7 +41,7 @@ def pairs(parents: pd.DataFrame, k: int, ks: list[int]) -> pd.DataFrame:
     p["skewness"], p["pooled"] = _measure(p, "skewness", k)
     p["antihub_share"] = _measure(p, "antihub_share", k)[0]
     for kk in ks:
-        p[f"accuracy_k{kk}"] = p[voc.mean(voc.accuracy(kk))]
+        p[voc.accuracy(kk)] = p[voc.mean(voc.accuracy(kk))]
     match = ["dataset", "method_name", "method_params", "preprocess"]
     base = p[p["reduction"] == NONE].drop_duplicates(match)[match + ["method"]]
     p = p.merge(base.rename(columns={"method": "base"}), on=match, how="left")
@@ -49,7 +49,7 @@ def pairs(parents: pd.DataFrame, k: int, ks: list[int]) -> pd.DataFrame:
     has_reduction = set(p.loc[p["reduction"] != NONE, "base"])
     keep = p[p["base"].isin(has_reduction)]
     return keep[["dataset", "base", "method_name", "reduction", "skewness", "pooled",
-                 "antihub_share", *[f"accuracy_k{kk}" for kk in ks]]].reset_index(drop=True)
+                 "antihub_share", *[voc.accuracy(kk) for kk in ks]]].reset_index(drop=True)
 
 
 def _reductions(frame: pd.DataFrame) -> list[str]:
@@ -112,7 +112,7 @@ def _finding(frame: pd.DataFrame, accuracy: str) -> str:
             lines.append(f"{base} {found[1]:+.1f} points with {found[0]} (skewness "
                          f"{found[2]:+.2f}) over {len(among)} data set(s)")
     text = (f"Best reducer per method (one run on each of its data sets), change of "
-            f"{accuracy.replace('accuracy_k', '')}-NN accuracy averaged over them: "
+            f"{voc.parse_k(accuracy)}-NN accuracy averaged over them: "
             + "; ".join(lines) + ".")
     pairs_text = []
     for base, among in datasets.items():
@@ -173,7 +173,7 @@ def section(ctx: Context) -> Section | None:
     k = ctx.hubness_k
     frame = pairs(p, k, ctx.ks)
     main = k if k in ctx.ks else max(ctx.ks)
-    accuracy = f"accuracy_k{main}"
+    accuracy = voc.accuracy(main)
     sec = Section("hubness-reduction", "Hubness reduction",
                   "Each method as it is (none) and through each hubness reduction of its "
                   "distances: mutual proximity (MP, Schnitzer et al. 2012), local scaling (LS, "
@@ -192,11 +192,11 @@ def section(ctx: Context) -> Section | None:
     sec.table(html_table(_flat(tables.fmt(anti, 1))), f"Antihub share (%) of N{k}",
               export_table(ctx, _flat(anti), f"hubness_reduction_antihub_share_n{k}"))
     for kk in ctx.ks:
-        acc = layout(frame, f"accuracy_k{kk}") * 100
+        acc = layout(frame, voc.accuracy(kk)) * 100
         best = tables.best_per_row(acc)
         sec.table(html_table(_flat(tables.fmt(acc, 1)), _flat(best)),
                   f"{kk}-NN test accuracy (%), mean over splits (best per row in bold)",
-                  export_table(ctx, _flat(acc), f"hubness_reduction_accuracy_k{kk}"))
+                  export_table(ctx, _flat(acc), f"hubness_reduction_{voc.accuracy(kk)}"))
     change = gains(frame, accuracy, 100)
     if not change.empty:
         wins = _wins(frame, accuracy).reindex_like(change)

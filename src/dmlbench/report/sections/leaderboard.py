@@ -16,8 +16,9 @@ def leaderboard(ctx: Context) -> Section:
                   f"which every method ran (1 = best), best at the top (by k = {k}; click a "
                   "column's header to sort by it), with the number of data sets ranked, the "
                   "Friedman test of 'all methods perform equally', the verdict of the "
-                  "Bayesian hierarchical test against the reference and, beside it, the "
-                  f"critical-difference diagram of k = {k} (statistics section below).")
+                  "Bayesian hierarchical test against the reference and, below it, the "
+                  f"critical-difference diagram of k = {k} (statistics section below).",
+                  unfolded=True)
     ranks = ranking.ranks(ctx)
     files = export_table(ctx, ranks, "mean_rank")
     cd = ranking.critical_difference(ctx, k)
@@ -42,16 +43,16 @@ def leaderboard(ctx: Context) -> Section:
             text[column] = _verdicts(tests.result(), order, reference)
             footer[column] = ""
         text.index.name = "method"
-        table = html_table(text, best=best, footer=footer, swatches=ranking.colours(ctx))
-        caption = "Mean rank per k, best first"
-        if cd is None:
-            part.table(table, caption, files)
-        else:
-            part.table_and_figure(table, caption, files, cd[0],
-                                  f"Critical-difference diagram, {k}-NN: mean rank (1 = best); "
-                                  f"methods joined by a bar differ by less than the Nemenyi "
-                                  f"CD = {cd[1]:.2f} (alpha = 0.05). Names in the colour of "
-                                  "their family.")
+        part.table(html_table(text, best=best, footer=footer, swatches=ranking.colours(ctx)),
+                   "Mean rank per k, best first", files)
+        part.few_datasets(ranking.scores(ctx, k).shape[0],
+                          "the Friedman test, the Nemenyi critical difference"
+                          + (" and the hierarchical verdicts" if tests is not None else ""))
+        if cd is not None:  # on a row of its own: beside the table its labels would shrink
+            part.figure(cd[0], f"Critical-difference diagram, {k}-NN: mean rank (1 = best); "
+                               f"methods joined by a bar differ by less than the Nemenyi "
+                               f"CD = {cd[1]:.2f} (alpha = 0.05). Names in the colour of their "
+                               "family.")
 
     sec.later(fill)
     return sec
@@ -66,16 +67,18 @@ def _verdicts(table: pd.DataFrame, order: list[str], reference: str) -> list[str
 
 
 def accuracy(ctx: Context) -> Section:
-    sec = Section("accuracy", "Test accuracy",
-                  "k-NN test accuracy (%) as mean ± standard deviation over the splits; the best "
-                  f"mean per data set in bold. Every cell links to {ctx.links_to}. Methods in "
-                  "the leaderboard's order" + (", as rows (more methods than data sets)"
-                                               if methods_as_rows(tables.values(
-                                                   ctx.parents, "n_splits")) else "") + ".")
     links = ctx.run_links()
     n_splits = tables.values(ctx.parents, "n_splits").max(axis=1).astype(int)
     order = ranking.order(ctx)
     swatches = ranking.colours(ctx)
+    turned = methods_as_rows(tables.mean_std(ctx.parents, voc.accuracy(ctx.ks[0]), scale=100),
+                             swatches)
+    sec = Section("accuracy", "Test accuracy",
+                  "k-NN test accuracy (%) as mean ± standard deviation over the splits; the best "
+                  f"mean per data set in bold. Every cell links to {ctx.links_to}. Methods in "
+                  "the leaderboard's order" + (", as rows (side by side they would not fit the "
+                                               "page; a table too wide is cut by its data sets, "
+                                               "never by its methods)" if turned else "") + ".")
     for k in ctx.ks:
         means = tables.values(ctx.parents, voc.mean(voc.accuracy(k))).dropna(axis=1, how="all")
         text = tables.mean_std(ctx.parents, voc.accuracy(k), scale=100)[means.columns]
@@ -84,7 +87,7 @@ def accuracy(ctx: Context) -> Section:
                              voc.accuracy(k))
         columns = [m for m in order if m in text.columns]
         text, best = text[columns], best[columns]
-        if methods_as_rows(text):
+        if turned:
             splits = pd.DataFrame([n_splits.astype(str)], index=["splits"])
             table = html_table(text, best, links, footer=splits, swatches=swatches,
                                transpose=True)

@@ -12,7 +12,7 @@ import seaborn as sns
 from ... import vocabulary as voc
 from ...measure import statistics
 from .. import palette, papers, tables
-from ..base import Context, Section, export_table, html_table
+from ..base import Context, Section, export_table, html_table, methods_as_rows
 
 REFERENCES = ("rmvem", "minivenn")
 #: the columns (headers) of the first of the two tables of the MVCE solver check, how well the
@@ -179,7 +179,9 @@ def local_metrics(ctx: Context) -> Section | None:
     if chosen is not None:
         files = export_table(ctx, chosen, "chosen_m")
         for k, table in chosen_m_per_k(chosen, ks).items():
-            sec.table(html_table(table.fillna("–")), f"Neighbourhood size m chosen on the "
+            text = table.fillna("–")
+            sec.table(html_table(text, transpose=methods_as_rows(text)),
+                      f"Neighbourhood size m chosen on the "
                       f"leave-one-out training error for {k}-NN: median over the splits "
                       "[min, max]; m_opt of Abou-Moustafa 2007 (Table 1, MVEM-sim) where "
                       "printed", files)

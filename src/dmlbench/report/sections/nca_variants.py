@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ... import vocabulary as voc
 from .. import figures, palette
 from ..base import Context, Section, export_table, html_table, split_number
 
@@ -30,7 +31,7 @@ def _summary(ctx: Context) -> pd.DataFrame:
             return f"{group[col].mean() * scale:.{digits}f}"
 
         rows.append({"data set": dataset, "method": method, "splits": len(group),
-                     "train f(A)/N (%)": pct("nca_train_score"), "1-NN (%)": pct("accuracy_k1"),
+                     "train f(A)/N (%)": pct("nca_train_score"), "1-NN (%)": pct(voc.accuracy(1)),
                      "NCA rule (%)": pct("accuracy_nca_rule"), "fit (s)": mean("fit_wall_s", 2),
                      "to convergence (s)": mean("fit.time_to_convergence_s", 2),
                      "iterations": mean("fit.n_iter", 0),
@@ -51,7 +52,7 @@ def _ellipse(ax, u: np.ndarray, v: np.ndarray, color) -> None:
 
 
 RULES = {"accuracy_nca_rule": ("NCA rule", "nca_time_accuracy.png"),
-         "accuracy_k1": ("1-NN", "nca_time_accuracy_1nn.png")}
+         voc.accuracy(1): ("1-NN", "nca_time_accuracy_1nn.png")}
 
 
 def time_accuracy(points: pd.DataFrame, rule: str, style: dict):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import vocabulary as voc
 from .. import tables
 from ..base import Context, Section, html_table
 
@@ -25,7 +24,9 @@ def provenance(ctx: Context) -> Section | None:
             rows[label] = "; ".join(f"{value} ({n} splits)" for value, n in counts.items())
     total, span = tables.compute_time(splits)
     rows["compute time"] = (f"{tables.duration(total)} summed over {len(splits)} splits (preprocess, "
-                            "fit, search, evaluation)")
+                            "tuning, fit, search, evaluation; wall clock)")
+    rows["CPU time"] = (f"{tables.duration(tables.cpu_seconds(splits))} summed over the same "
+                        "(the figure of the summary)")
     if span is not None:
         rows["wall time"] = (f"{tables.duration(span)} from the first split's start to the last one's "
                              "finish (estimated from the records: job start-up not included)")

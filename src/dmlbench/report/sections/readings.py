@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import papers, readings, settings
-from ..base import Context, Section, export_table, html_table
+from ..base import Context, Section, export_table, html_table, methods_as_rows
 
 
 def section(ctx: Context) -> Section | None:
@@ -83,12 +83,13 @@ def section(ctx: Context) -> Section | None:
         sec.note(f"Cases are counted of {len(base.datasets) * len(ctx.ks)} where the paper "
                  f"counts {published['cases'] if published is not None else 'more'}: not run "
                  + "; ".join(f"{name} ({why})" for name, why in missing.items()) + ".")
-    detail = pd.DataFrame(outcome).fillna("–")
+    detail = pd.DataFrame(outcome).fillna("–").sort_index()
     detail.index.name = "data set"
-    sec.table(html_table(detail.sort_index()), "Per data set and reading: the z-test at 0.05 "
+    sec.table(html_table(detail, transpose=methods_as_rows(detail)),
+              "Per data set and reading: the z-test at 0.05 "
               f"for k = {', '.join(map(str, ctx.ks))} (W: {spec['method']} significantly "
               f"better, L: worse, T: no significant difference)",
-              export_table(ctx, detail.sort_index(), "readings_per_dataset"), folded=True)
+              export_table(ctx, detail, "readings_per_dataset"), folded=True)
     cases_frame = pd.concat(per_case, ignore_index=True)
     export_table(ctx, cases_frame, "readings_cases")
     return sec

@@ -20,7 +20,7 @@ def statistics(ctx: Context) -> Section | None:
                   "Which test answers which question: the Friedman test asks whether the methods "
                   "differ at all over the data sets; the Nemenyi critical difference (CD) says "
                   "which mean ranks differ (diagram: methods joined by a bar are not "
-                  "significantly different at alpha = 0.05; the first k's is beside the "
+                  "significantly different at alpha = 0.05; the first k's is under the "
                   "leaderboard); the Wilcoxon signed-rank test with "
                   "Holm's correction asks, pair by pair, whether one method beats another over the "
                   "data sets (significant or not: any difference, not a practical one), over all "
@@ -40,7 +40,8 @@ def statistics(ctx: Context) -> Section | None:
             chi2, p = friedman(scores)
             sec.note(f"{k}-NN over {n_sets} data sets: Friedman chi² = {chi2:.2f}, p = {p:.3g}; "
                      f"Nemenyi CD = {cd:.2f} (alpha = 0.05, {n_methods} methods).")
-        if k != ctx.ks[0]:  # the first k's diagram is beside the leaderboard
+        sec.few_datasets(n_sets, "the Friedman, Nemenyi and Wilcoxon tests")
+        if k != ctx.ks[0]:  # the first k's diagram is under the leaderboard
             sec.figure(name, f"Critical-difference diagram, {k}-NN: mean rank over the data "
                        "sets (1 = best); bars join methods whose ranks differ by less than "
                        "the CD.")

@@ -16,7 +16,7 @@ import pandas as pd
 from ... import vocabulary as voc
 from .. import (claims, comparisons, hierarchical, k_tuned, papers, ranking, settings, tables,
                verdicts)
-from ..base import Context, Section
+from ..base import FEW_DATASETS, Context, Section, few_datasets_text
 
 #: how many methods the summary names
 TOP = 3
@@ -58,11 +58,12 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
     p, s = ctx.parents, ctx.splits
     families = p.drop_duplicates("method")["family"].nunique()
     protocols = "; ".join(sorted({protocol_words(x) for x in p["protocol"].dropna()})) or "–"
-    total, _ = tables.compute_time(s) if len(s) else (0.0, None)
+    cpu = tables.cpu_seconds(s) if len(s) else 0.0
     lines = [f"<p><b>Run:</b> {p['method'].nunique()} methods ({families} families) on "
              f"{p['dataset'].nunique()} data sets, {html.escape(protocols)}, k = "
              f"{', '.join(map(str, ctx.ks))}: {len(s)} split runs, "
-             f"{tables.duration(total)} of compute.</p>"]
+             f"{tables.duration(cpu)} of CPU time (fit, tuning and evaluation, summed over "
+             "the splits; <a href='#provenance'>provenance</a>).</p>"]
     ranks = ranking.ranks(ctx)
     order = [m for m in ranking.order(ctx) if m in ranks.index
              and pd.notna(ranks.at[m, ranks.columns[0]])]
@@ -110,7 +111,7 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
                           + (f"; Nemenyi critical difference {cd[1]:.1f} ranks" if cd else ""))
         if len(decided):
             detail.append(f"verdicts: Bayesian hierarchical test, rope "
-                          f"{verdicts.rope_text(settings.rope(ctx.config))}, decision at "
+                          f"{settings.rope_words(ctx.config)}, decision at "
                           f"P ≥ {verdicts.DECISION}")
         if len(fit.dropna()):
             slow = fit.dropna().idxmax()
@@ -124,6 +125,11 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
     if named is not None and any(future is not None for future in tests.values()):
         lines.append("<p class='how-to-read'>" + html.escape(
             verdicts.how_to_read(settings.rope(ctx.config), named[0])) + "</p>")
+    if order and n_sets < FEW_DATASETS:
+        tests_here = ("every test over data sets on this page (Friedman, Nemenyi, Wilcoxon, "
+                      "the Bayesian signed-rank and hierarchical tests)")
+        lines.append(f"<p class='warning'>{html.escape(few_datasets_text(n_sets, tests_here))}"
+                     "</p>")
     lines += _papers_lines(ctx)
     return "<div class='summary'>" + "".join(lines) + "</div>"
 
@@ -165,7 +171,7 @@ def _headline_lines(ctx: Context, tests: dict) -> list[str]:
     if reference is None:
         return []
     return [f"<p><b>Practically better than {html.escape(reference)}?</b> Bayesian hierarchical "
-            f"test on the fold accuracies, rope {verdicts.rope_text(settings.rope(ctx.config))}, "
+            f"test on the fold accuracies, rope {settings.rope_words(ctx.config)}, "
             f"verdict at P ≥ {verdicts.DECISION} (<a href='#hierarchical'>details</a>"
             + (", <a href='#k-tuned'>k tuned</a>" if tests.get(k_tuned.LABEL) is not None
                else "") + "):</p>"
