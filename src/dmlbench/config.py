@@ -10,7 +10,6 @@ the checked config stored with the runs, never this module.
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import math
 from pathlib import Path
@@ -67,14 +66,6 @@ _FINITE = jsonschema.validators.extend(
 _FILLING = jsonschema.validators.extend(_FINITE, {"properties": _set_defaults})
 
 
-def _non_finite(err):
-    """The error (among `err` and the alternatives of a oneOf/anyOf) that refuses a NaN or an
-    infinity, so the message names it rather than 'not valid under any of the schemas'."""
-    if err.validator == "type" and _is_number(err.instance) and not math.isfinite(err.instance):
-        return err
-    return next(filter(None, map(_non_finite, err.context or ())), None)
-
-
 def _check_size(config: dict) -> None:
     """`strict_yaml.check_size` as a `ConfigError`, before anything walks the config."""
     try:
@@ -93,19 +84,7 @@ def validate_schema(config: dict, fill_defaults: bool = False) -> None:
     errors = sorted(cls(_schema()).iter_errors(config),
                     key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        non_finite = _non_finite(errors[0])
-        err = non_finite or errors[0]
-        path = [str(p) for p in err.absolute_path]
-        if non_finite is not None:
-            raise ConfigError(".".join(path), f"must be a finite number, got {err.instance}")
-        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            known = sorted(err.schema.get("properties", {}))
-            unknown = sorted(set(err.instance) - set(known))[0]
-            close = difflib.get_close_matches(unknown, known, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ConfigError(".".join([*path, unknown]), f"unknown key{hint}; the keys here "
-                              f"are {', '.join(known)}")
-        raise ConfigError(".".join(path) or "<top level>", suggestions.schema_message(err))
+        raise ConfigError(*suggestions.schema_error(errors[0]))
 
 
 def with_defaults(config: dict) -> dict:

@@ -7,6 +7,7 @@ A leaf module (it imports nothing of dmlbench), so that every room can word its 
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable
 
 
@@ -42,3 +43,30 @@ def schema_message(err) -> str:
     if not isinstance(value, str) or not allowed:
         return " ".join(err.message.split())
     return f"'{value}' is not one of {', '.join(map(str, allowed))}{did_you_mean(value, allowed)}"
+
+
+def _non_finite(err):
+    """The error (among `err` and the alternatives of a oneOf/anyOf) that refuses a NaN or an
+    infinity, so the message names it rather than 'not valid under any of the schemas'."""
+    value = err.instance
+    if (err.validator == "type" and isinstance(value, (int, float))
+            and not isinstance(value, bool) and not math.isfinite(value)):
+        return err
+    return next(filter(None, map(_non_finite, err.context or ())), None)
+
+
+def schema_error(err) -> tuple[str, str]:
+    """(the dotted config key, one line) for the first JSON-schema error of a config: a NaN or
+    an infinity as such, an unknown key by its own name with the closest known one, a text
+    outside an enumeration by `schema_message`."""
+    non_finite = _non_finite(err)
+    err = non_finite or err
+    path = [str(p) for p in err.absolute_path]
+    if non_finite is not None:
+        return ".".join(path), f"must be a finite number, got {err.instance}"
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        known = sorted(err.schema.get("properties", {}))
+        unknown = sorted(set(err.instance) - set(known))[0]
+        return (".".join([*path, unknown]),
+                f"unknown key{did_you_mean(unknown, known)}; the keys here are {', '.join(known)}")
+    return ".".join(path) or "<top level>", schema_message(err)
