@@ -637,3 +637,186 @@ def test_reading_the_config_back_leaves_no_temporary_folder(tmp_path, mlflow_uri
     monkeypatch.setattr("tempfile.tempdir", None)
     assert runs.load_config("track-test") == {"benchmark": "track-test", "report": {"rope": 0.01}}
     assert list(scratch.iterdir()) == []
+
+
+# ---- 10. round four (issue 45): records that are not their config's, code versions
+
+def _reseal(out: Path) -> None:
+    """A published folder's manifest made to match its files again: what someone (or a tool)
+    publishing records of other settings produces; the manifest itself then passes."""
+    path, manifest = _manifest(out)
+    manifest["files"] = {relative: hashlib.sha256((out / "records" / relative).read_bytes())
+                         .hexdigest() for relative in manifest["files"]}
+    manifest["config"] = hashlib.sha256((out / "config.json").read_bytes()).hexdigest()
+    path.write_text(json.dumps(manifest))
+
+
+def _edit_config(out: Path, change) -> None:
+    path = out / "config.json"
+    cfg = json.loads(path.read_text())
+    change(cfg)
+    path.write_text(json.dumps(cfg))
+    _reseal(out)
+
+
+PLUGIN_SCALE = '''
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+
+class Scale(TransformerMixin, BaseEstimator):
+    def __init__(self, factor=1.0):
+        self.factor = factor
+
+    def fit(self, X, y=None):
+        self.scale_ = self.factor / np.std(X, axis=0).clip(1e-12)
+        return self
+
+    def transform(self, X):
+        return np.asarray(X) * self.scale_
+'''
+
+
+@pytest.fixture
+def published_plugin(tmp_path):
+    """A report folder holding the records of a plug-in method (a file) on iris."""
+    (tmp_path / "scale.py").write_text(PLUGIN_SCALE)
+    results = tmp_path / "results" / "track-test"
+    folder = results / "runs" / "iris"
+    folder.mkdir(parents=True)
+    cfg = {**copy.deepcopy(CFG), "methods": {
+        "scale": {"class": str(tmp_path / "scale.py:Scale"), "params": {"factor": 2.0}}}}
+    paths = run_jobs(cfg, tmp_path, folder)
+    checked = plan.check({**cfg, "data": {"cache": str(tmp_path / "cache")}})
+    out = tmp_path / "reports" / "track-test"
+    publish.publish(paths, [], checked, out, results)
+    return out
+
+
+def _set_param(cfg):
+    cfg["methods"]["rca"] = {"params": {"num_dims": 2}}
+
+
+def _drop_method(cfg):
+    del cfg["methods"]["rca"]
+
+
+def _other_seed(cfg):
+    cfg["seed"] = 1
+
+
+@pytest.mark.parametrize("change, file, named", [
+    (_set_param, "rca", "method 'rca' on data set 'iris': parameters {'num_dims': 2} in the "
+                        "config, {} in the record"),
+    (_drop_method, "rca", "method 'rca' is not in the config"),
+    (_other_seed, "euclidean", "seed 1 in the config, 0 in the record"),
+])
+def test_report_refuses_records_that_are_not_of_the_jobs_their_config_gives(
+        published, tmp_path, capsys, change, file, named):
+    """Issue 45.3: a records folder whose config.json names other settings than its records
+    were run with (what `run_in_pieces` published after a failed rerun) is refused, naming the
+    first record that differs and how, even when its manifest was sealed again."""
+    _edit_config(published, change)
+    publish.verified_files(published / "records")  # the manifest itself is in order
+    code = cli.main(["report", "--records", str(published / "records"),
+                     "--out", str(tmp_path / "rebuilt")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "Traceback" not in err[0], err
+    assert f"{file}.json.gz: not a record of the job" in err[0] and named in err[0]
+    assert not (tmp_path / "rebuilt" / "index.html").exists()
+
+
+def test_report_refuses_records_of_another_plugin_class(published_plugin, tmp_path, capsys):
+    _edit_config(published_plugin, lambda cfg: cfg["methods"]["scale"].__setitem__(
+        "class", "<local directory>/scale2.py:Scale"))
+    code = cli.main(["report", "--records", str(published_plugin / "records"),
+                     "--out", str(tmp_path / "rebuilt")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert "method 'scale': the config's class is scale2.py:Scale, the record's scale.py:Scale" \
+        in err[0]
+
+
+def test_report_builds_a_plugins_records_whose_file_is_not_at_hand(published_plugin, tmp_path):
+    """A published config names a plug-in file without its folder: its sha256, part of the
+    job's identity, comes from the records; the records of the config's own settings pass."""
+    assert cli.main(["report", "--records", str(published_plugin / "records"),
+                     "--out", str(tmp_path / "rebuilt")]) == 0
+    cfg = json.loads((published_plugin / "config.json").read_text())
+    assert cfg["methods"]["scale"]["class"] == "<local directory>/scale.py:Scale"
+    [path] = publish.verified_files(published_plugin / "records")[0]
+    [record, *_] = records.load(path)["records"]
+    assert plan.record_mismatch(cfg, record) is None
+    forged = copy.deepcopy(record)
+    forged["method"]["plugin"]["sha256"] = "0" * 64  # another file: another parent key
+    assert "parent key" in plan.record_mismatch(cfg, forged)
+
+
+def _set_code_version(out: Path, relative: str, version: str) -> None:
+    path = out / "records" / relative
+    document = records.load(path)
+    for record in document["records"]:
+        record["environment"]["code_version"] = version
+    files.write_json_gz(path, document)
+
+
+def test_records_of_two_code_versions_make_the_report_warn(published, tmp_path):
+    """Issue 46.6: the provenance section lists every code version of the records with its
+    git commits, and a page built from records of several versions says so at its top."""
+    _, manifest = _manifest(published)
+    first, second = manifest["records"]
+    _set_code_version(published, first, "0123456789ab")
+    _set_code_version(published, second, "ba9876543210+dirty.0badf00d")
+    _reseal(published)
+    assert cli.main(["report", "--records", str(published / "records"),
+                     "--out", str(tmp_path / "rebuilt")]) == 0
+    page = (tmp_path / "rebuilt" / "index.html").read_text()
+    assert "Several code versions" in page and "<code>0123456789ab</code>" in page
+    assert "these records come from 2 code versions" in page
+    commit = records.git_commit()[:12]
+    assert f"0123456789ab (git {commit}" in page and "ba9876543210+dirty.0badf00d (git" in page
+    _set_code_version(published, second, "0123456789ab")
+    _reseal(published)
+    assert cli.main(["report", "--records", str(published / "records"),
+                     "--out", str(tmp_path / "again")]) == 0
+    page = (tmp_path / "again" / "index.html").read_text()
+    assert "Several code versions" not in page and "0123456789ab (git" in page
+
+
+def test_the_code_version_ignores_records_and_docs_but_not_code(tmp_path):
+    """The code version is that of Snakefile, src/dmlbench and workflow/: a commit adding a
+    record or a doc keeps it, one changing the code does not (a checkout of its own)."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    for item in ("Snakefile", "src", "workflow"):
+        (shutil.copytree if (REPO / item).is_dir() else shutil.copy)(
+            REPO / item, clone / item, **({"symlinks": True} if item != "Snakefile" else {}))
+    subprocess.run(["git", "init", "-q"], cwd=clone, check=True)
+    script = "from dmlbench import records; print(records.code_version())"
+
+    def version() -> str:
+        return subprocess.run([sys.executable, "-c", script], cwd=clone, check=True, text=True,
+                              capture_output=True, env={**os.environ, "PYTHONPATH":
+                                                        str(clone / "src")}).stdout.strip()
+
+    def commit(path: str, text: str) -> None:
+        (clone / path).parent.mkdir(parents=True, exist_ok=True)
+        (clone / path).write_text(text)
+        subprocess.run(["git", "add", "-A"], cwd=clone, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
+                        path], cwd=clone, check=True)
+
+    assert version() == "unknown"  # no commit yet
+    commit(".gitignore", "__pycache__/\n")
+    first = version()
+    assert len(first) == 12 and "dirty" not in first
+    commit("docs/new-page.md", "a page\n")
+    commit("reports/x/records/runs/a/b/part0.json.gz", "a record\n")
+    assert version() == first
+    (clone / "workflow/rules/train.smk").write_text("# edited\n")
+    dirty = version()
+    assert dirty.startswith(first + "+dirty.")
+    (clone / "workflow/rules/train.smk").write_text("# edited again\n")
+    assert version() not in (first, dirty)
+    commit("workflow/rules/train.smk", "# edited\n")
+    assert version() not in (first, dirty) and "dirty" not in version()

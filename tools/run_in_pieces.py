@@ -10,7 +10,13 @@ so a rerun in a fresh clone skips them (`dmlbench run` skips a job whose record 
 current) and only the rest is computed. A data set is done when all its jobs are published with
 the settings the config gives them now (parent key and splits): a published record of earlier
 settings is not restored, so its job runs again. Failed jobs (`--keep-going`) are retried by
-the next invocation.
+the next invocation, which exits non-zero naming the data sets whose jobs failed.
+
+Only records the config asks for now are published: a record file that holds the results of
+other settings (Snakemake puts back the previous version of a step's outputs when the step
+fails) is named and left out (`dmlbench.run.job.stale_records`). One published run is one code
+version (`dmlbench.records.code_version`): records of another code version than those published
+(or computed) already stop the run, naming both versions, unless `--allow-mixed-code`.
 The config needs `datasets_per_job: 1`, so that one data set's jobs are steps of their own.
 
     python tools/run_in_pieces.py config/reality-check.yaml --extra mirror.yaml --cores 2 --commit
@@ -35,7 +41,8 @@ import yaml
 from snakemake.utils import update_config
 
 from dmlbench import config as cfg
-from dmlbench.run import plan, sources
+from dmlbench import records
+from dmlbench.run import job, plan, sources
 
 #: the virtual environment's commands, whatever PATH says
 BIN = Path(sys.executable).parent
@@ -115,6 +122,57 @@ def is_published(results: Path, published: Path, record: str,
                                    want[Path(record).relative_to(results)])
 
 
+def publishable(config: dict, results: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(the record files under `results` to publish, [(record file left out, why)]): every job
+    of the config whose record file exists, holds the parent key and splits the config gives
+    its job (`holds`) and is not of other settings, splits or data than the job asks for now
+    (`job.stale_records`: e.g. the previous version Snakemake put back when the step that
+    rewrote it failed)."""
+    want = wanted(config, plan.jobs(config))
+    present = [results / relative for relative in want if (results / relative).exists()]
+    stale = dict(job.stale_records(config, present))
+    out, left_out = [], []
+    for path in present:
+        try:
+            current = holds(path.read_bytes(), want[path.relative_to(results)])
+        except (OSError, ValueError, KeyError):
+            left_out.append((path, "unreadable"))
+            continue
+        if path in stale or not current:
+            left_out.append((path, stale.get(path, "other settings or splits")))
+        else:
+            out.append(path)
+    return out, left_out
+
+
+def code_versions(paths) -> dict[str, list[Path]]:
+    """{code version: record files} of record files (plain or gzip-compressed JSON); a record
+    written before code versions were recorded counts as 'unknown'."""
+    out: dict[str, list[Path]] = {}
+    for path in map(Path, paths):
+        content = path.read_bytes()
+        document = json.loads(gzip.decompress(content) if path.suffix == ".gz" else content)
+        for version in {r["environment"].get("code_version", "unknown")
+                        for r in document["records"]}:
+            out.setdefault(version, []).append(path)
+    return out
+
+
+def mixed_code(versions: dict[str, list[Path]], current: str) -> str | None:
+    """Why records of these code versions (`code_versions`) and this checkout's (`current`)
+    cannot make one published run, naming the versions and a file of each; None when there is
+    one version."""
+    others = {v: paths for v, paths in versions.items() if v != current}
+    if not others:
+        return None
+    shown = "; ".join(f"code version {v} ({len(paths)} record files, e.g. {paths[0]})"
+                      for v, paths in others.items())
+    return (f"records of another code version than this checkout's ({current}): {shown}. One "
+            "published run comes from one code version: run from the commit that made them, or "
+            "delete those records (published and under results/) to compute them again, or "
+            "pass --allow-mixed-code (the report then warns)")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("configfile")
@@ -124,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="*", default=[], help="data-set labels to run")
     p.add_argument("--commit", action="store_true", help="git commit each published piece")
     p.add_argument("--dry-run", action="store_true", help="print the order and job counts")
+    p.add_argument("--allow-mixed-code", action="store_true",
+                   help="publish records of several code versions together")
     args = p.parse_args(argv)
     config = load(args.configfile, args.extra)
     if config.get("datasets_per_job") != 1:
@@ -140,9 +200,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.commit and subprocess.run(["git", "check-ignore", "-q", str(published)]).returncode == 0:
         p.error(f"--commit: {published} is ignored by .gitignore; add `!/{published.parent}/` "
                 "to it (published reports are listed there)")
+    current = records.code_version()
     want = wanted(config, jobs)
     print(f"restored {restore(results, published, want=want)} published files into {results}",
           flush=True)
+    every = wanted(config, plan.jobs(config))
+    present = [results / relative for relative in every if (results / relative).exists()]
+    mixed = mixed_code(code_versions(present), current)
+    if mixed and not args.allow_mixed_code:
+        print(f"run_in_pieces: error: {mixed}", file=sys.stderr)
+        return 2
+    failed = []
     for label in sets:
         targets = [plan.record_path(config, j) for j in jobs if j.dataset == label]
         if all(is_published(results, published, t, want) for t in targets):
@@ -155,16 +223,26 @@ def main(argv: list[str] | None = None) -> int:
         if prepare.returncode:
             print(f"{label}: its prepare step failed (snakemake exit {prepare.returncode}; "
                   f"logs/prepare/ says why): skipped, the next invocation retries it", flush=True)
+            failed.append(f"{label} (prepare step)")
             continue
         restore(results, published, label, want)  # after the prepare step: newer than the split file
         done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
                                "--configfile", args.configfile, *args.extra, "--", *targets])
         print(f"{time.strftime('%H:%M:%S')} {label}: snakemake exit {done.returncode} after "
               f"{time.time() - start:.0f} s", flush=True)
-        finished = sorted(str(p) for p in (results / "runs").glob("*/*/part*.json"))
+        if done.returncode:
+            failed.append(label)
+        finished, left_out = publishable(config, results)
+        for path, why in left_out:
+            print(f"{path}: not published ({why}: not the results the config asks for now)",
+                  flush=True)
         if not finished:
             continue
-        subprocess.run([str(BIN / "dmlbench"), "publish", *finished, "--config-json",
+        mixed = mixed_code(code_versions(finished), current)
+        if mixed and not args.allow_mixed_code:
+            print(f"run_in_pieces: error: {mixed}", file=sys.stderr)
+            return 2
+        subprocess.run([str(BIN / "dmlbench"), "publish", *map(str, finished), "--config-json",
                         json.dumps(config, sort_keys=True), "--results", str(results),
                         "--out", str(published.parent)], check=True)
         if args.commit:
@@ -172,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
                                                                    "config.json")], check=True)
             subprocess.run(["git", "commit", "-q", "-m", f"{bench} records: {label} "
                             f"({len(finished)} record files)"], check=False)
+    if failed:
+        print(f"run_in_pieces: error: jobs failed on {len(failed)} data sets: "
+              f"{', '.join(failed)} (their logs under logs/{bench}/ say why); their records "
+              "are not published, the next invocation retries them", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -283,6 +283,7 @@ def _report(args) -> None:
                   + (f"updated {', '.join(changed)} from {args.settings}, manifest resealed"
                      if changed else f"report settings already those of {args.settings}"),
                   file=sys.stderr)
+        _check_published_records(args.records, publish.verified_files(args.records))
         tracked = read_json(args.tracking) if args.tracking else None
         publish.rebuild(args.records, args.out or "reports/rebuilt", progress=True,
                         workers=args.workers, tracked_summary=tracked)
@@ -302,6 +303,30 @@ def _report(args) -> None:
                  description=args.description or "", config_run_id=config_run_id,
                  manifest=args.manifest, record_links=links, workers=args.workers,
                  progress=True)
+
+
+def _check_published_records(records_dir: str, verified: tuple) -> None:
+    """Refuse a published records folder holding a record that is not of the job its
+    config.json gives it (`plan.record_mismatch`: other settings, another plug-in class, a
+    data set or method the config lacks), naming the first one."""
+    record_paths, _, published_config = verified
+    published_config = config.with_defaults(published_config)  # one written by an older schema
+    checked = set()  # the splits of one job: one check
+    for path in record_paths:
+        for record in records.load(path)["records"]:  # the manifest's sha256 vouches for it
+            method = record["method"]
+            job_of = json.dumps([record["parent_key"], record["dataset"]["label"],
+                                 method["label"], method["config_params"],
+                                 method.get("plugin")], sort_keys=True)
+            if job_of in checked:
+                continue
+            checked.add(job_of)
+            why = plan.record_mismatch(published_config, record)
+            if why is not None:
+                config_path = Path(records_dir).parent / "config.json"
+                raise ValueError(f"{path}: not a record of the job {config_path} gives it "
+                                 f"({why}); publish the records of one config together (the "
+                                 "workflow's publish step)")
 
 
 def _quiet_mlflow() -> None:

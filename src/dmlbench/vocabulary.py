@@ -177,6 +177,7 @@ class Tag:
     PARENT_KEY = "dmlbench.parent_key"
     SPLIT = "dmlbench.split"
     GIT_COMMIT = "dmlbench.git_commit"
+    CODE_VERSION = "dmlbench.code_version"  # records.code_version: the code that computed it
     HOST = "dmlbench.host"  # where a split ran
     MACHINE = "dmlbench.machine"  # its CPU, cores and memory
     FINISHED = "dmlbench.finished"  # when it finished (ISO 8601)

@@ -7,8 +7,10 @@ rerunning a job gives the same record apart from those two sections.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
+import hashlib
 import json
 import os
 import platform
@@ -71,6 +73,43 @@ def git_commit() -> str:
     return commit + ("+dirty" if dirty else "")
 
 
+#: what computes records, relative to the checkout: a commit that changes nothing here (one that
+#: only adds records, reports, docs, configs or tests) keeps the code version (`code_version`)
+CODE_PATHS = ("Snakefile", "src/dmlbench", "workflow")
+
+
+@functools.cache
+def code_version() -> str:
+    """The version of the code that computes records: the first 12 hex digits of the sha256 of
+    the git object ids of `CODE_PATHS` at HEAD (trees for the folders), so that a commit that
+    only adds records or docs keeps it, with '+dirty.<8 hex digits>' when those paths have
+    uncommitted changes (the digits a digest of the changes, untracked files included: two
+    different edits are two versions); 'unknown' outside a git checkout. Published runs
+    should come from one code version (`tools/run_in_pieces.py` refuses to mix them, the
+    report warns)."""
+    root = Path(__file__).resolve().parents[3]
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, check=True,
+                              timeout=30).stdout
+
+    try:
+        objects = git("rev-parse", *(f"HEAD:{path}" for path in CODE_PATHS))
+        changed = git("diff", "HEAD", "--binary", "--", *CODE_PATHS)
+        untracked = git("ls-files", "--others", "--exclude-standard", "-z", "--", *CODE_PATHS)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    version = hashlib.sha256(objects).hexdigest()[:12]
+    if not changed and not untracked:
+        return version
+    changes = hashlib.sha256(changed)
+    for name in sorted(filter(None, untracked.split(b"\0"))):
+        changes.update(name + b"\0")
+        with contextlib.suppress(OSError):
+            changes.update((root / name.decode()).read_bytes())
+    return f"{version}+dirty.{changes.hexdigest()[:8]}"
+
+
 def _plain(value):
     """JSON-safe copy of a parameter value (numpy scalars to Python numbers)."""
     return json.loads(json.dumps(value, default=lambda v: getattr(v, "item", lambda: str(v))()))
@@ -124,6 +163,7 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
         "environment": {
             "versions": package_versions(),
             "git_commit": git_commit(),
+            "code_version": code_version(),
             "host": socket.gethostname(),
             "machine": machine(),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -72,8 +72,9 @@ DEFAULT_URI = "sqlite:///mlruns.db"
 KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest
 #: (4: N_k histograms as the artifact `histograms.json`, parents tagged with a content hash;
-#: 5: a tuned split's `tuning` entry as the artifact `tuning.json`)
-LAYOUT_VERSION = 5
+#: 5: a tuned split's `tuning` entry as the artifact `tuning.json`; 6: the code version as a tag
+#: and in the content hashes, an over-budget record's tag)
+LAYOUT_VERSION = 6
 ARRAYS_ARTIFACT = "arrays.npz"
 
 
@@ -489,8 +490,9 @@ def _tags(record: dict, kind: str) -> dict:
     if record["dataset"].get("file"):
         file = record["dataset"]["file"]
         tags[voc.Tag.DATASET_FILE] = f"{file['file']} sha256:{file['sha256']}"
-    if "machine" in record["environment"]:  # records written before it was recorded lack it
-        tags[voc.Tag.MACHINE] = record["environment"]["machine"]
+    for key, tag in (("machine", voc.Tag.MACHINE), ("code_version", voc.Tag.CODE_VERSION)):
+        if key in record["environment"]:  # records written before it was recorded lack it
+            tags[tag] = record["environment"][key]
     tags.update({f"version.{k}": v for k, v in record["environment"]["versions"].items()})
     return tags
 
@@ -525,14 +527,21 @@ def parent_content(group: list[dict], digest: str | None = None) -> RunContent:
 
 
 def parent_digest(group: list[dict]) -> str:
-    """The content hash a parent run is tagged with: of its splits' content (`LAYOUT_VERSION`
-    first), so the parent is logged again when a split or the layout changes."""
-    return f"{LAYOUT_VERSION}:" + voc.digest([records.content_hash(r) for r in group], None)
+    """The content hash a parent run is tagged with: of its splits' content and code versions
+    (`LAYOUT_VERSION` first), so the parent is logged again when a split, the code that
+    computed it or the layout changes."""
+    return f"{LAYOUT_VERSION}:" + voc.digest([_stable_and_code(r) for r in group], None)
 
 
 def split_digest(record: dict) -> str:
-    """The content hash a split run is tagged with (`LAYOUT_VERSION` first)."""
-    return f"{LAYOUT_VERSION}:{records.content_hash(record)}"
+    """The content hash a split run is tagged with (`LAYOUT_VERSION` first): of its content
+    (`records.content_hash`) and its code version, so that a record computed again by other
+    code, with the same numbers, still updates the run's code-version tag."""
+    return f"{LAYOUT_VERSION}:" + voc.digest(_stable_and_code(record), None)
+
+
+def _stable_and_code(record: dict) -> list[str]:
+    return [records.content_hash(record), record["environment"].get("code_version", "")]
 
 
 def _split_files(record: dict, folder: Path) -> dict[str, Path | str]:

@@ -104,3 +104,20 @@ def duration(seconds: float) -> str:
     minutes = seconds / 60
     return f"{seconds:.0f} s" if minutes < 2 else (
         f"{minutes:.1f} min" if minutes < 120 else f"{minutes / 60:.2f} h")
+
+
+def code_versions(splits: pd.DataFrame) -> dict[str, tuple[int, list[str]]]:
+    """{code version: (its split runs, the git commits they name)} of the split runs, most
+    splits first (`records.code_version`; 'unknown' for records written before it was
+    recorded, when other runs have one); {} when no run names one."""
+    if "code_version" not in splits or splits["code_version"].isna().all():
+        return {}
+    commits = splits["git_commit"] if "git_commit" in splits else None
+    known = pd.DataFrame({"code_version": splits["code_version"].fillna("unknown"),
+                          "git_commit": "unknown" if commits is None else commits.fillna("unknown")})
+    out = {}
+    for version, rows in sorted(known.groupby("code_version"), key=lambda g: -len(g[1])):
+        commits = [str(c)[:12] + ("+dirty" if str(c).endswith("+dirty") else "")
+                   for c in rows["git_commit"].value_counts().index]
+        out[str(version)] = (len(rows), commits)
+    return out
