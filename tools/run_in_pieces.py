@@ -122,26 +122,38 @@ def is_published(results: Path, published: Path, record: str,
                                    want[Path(record).relative_to(results)])
 
 
+def set_aside_stale(config: dict, paths: list[str | Path]) -> list[tuple[Path, str]]:
+    """Set aside (`<name>.stale`) the record files among `paths` that hold other results than
+    the config asks of their jobs now (`job.stale_records`), e.g. the previous version
+    Snakemake put back when the step that rewrote it failed: Snakemake, which recorded the new
+    settings, would find nothing to do, so the next run computes them. Returns them with why."""
+    stale = job.stale_records(config, paths)
+    for path, _ in stale:
+        records.set_aside(path, ".stale")
+    return stale
+
+
 def publishable(config: dict, results: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """(the record files under `results` to publish, [(record file left out, why)]): every job
     of the config whose record file exists, holds the parent key and splits the config gives
     its job (`holds`) and is not of other settings, splits or data than the job asks for now
-    (`job.stale_records`: e.g. the previous version Snakemake put back when the step that
-    rewrote it failed)."""
+    (those are set aside, `set_aside_stale`)."""
     want = wanted(config, plan.jobs(config))
     present = [results / relative for relative in want if (results / relative).exists()]
-    stale = dict(job.stale_records(config, present))
-    out, left_out = [], []
+    left_out = set_aside_stale(config, present)
+    out = []
     for path in present:
+        if not path.exists():  # set aside
+            continue
         try:
             current = holds(path.read_bytes(), want[path.relative_to(results)])
         except (OSError, ValueError, KeyError):
             left_out.append((path, "unreadable"))
             continue
-        if path in stale or not current:
-            left_out.append((path, stale.get(path, "other settings or splits")))
-        else:
+        if current:
             out.append(path)
+        else:
+            left_out.append((path, "other settings or splits"))
     return out, left_out
 
 
@@ -226,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(f"{label} (prepare step)")
             continue
         restore(results, published, label, want)  # after the prepare step: newer than the split file
+        for path, why in set_aside_stale(config, [t for t in targets if Path(t).exists()]):
+            print(f"{path}: {why}, set aside as {path.name}.stale: computed again", flush=True)
         done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
                                "--configfile", args.configfile, *args.extra, "--", *targets])
         print(f"{time.strftime('%H:%M:%S')} {label}: snakemake exit {done.returncode} after "
@@ -234,8 +248,8 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(label)
         finished, left_out = publishable(config, results)
         for path, why in left_out:
-            print(f"{path}: not published ({why}: not the results the config asks for now)",
-                  flush=True)
+            print(f"{path}: not published ({why}: not the results the config asks for now; "
+                  "set aside, the next invocation computes it)", flush=True)
         if not finished:
             continue
         mixed = mixed_code(code_versions(finished), current)
