@@ -820,3 +820,38 @@ def test_the_code_version_ignores_records_and_docs_but_not_code(tmp_path):
     assert version() not in (first, dirty)
     commit("workflow/rules/train.smk", "# edited\n")
     assert version() not in (first, dirty) and "dirty" not in version()
+
+
+TINY = {"benchmark": "tiny", "seed": 0, "k": [1], "hubness_k": 3,
+        "protocol": {"kind": "holdout", "repeats": 2, "train_fraction": 0.7},
+        "datasets": {"iris": None, "wine": None}, "methods": {"euclidean": None}}
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_a_deleted_record_of_a_finished_workflow_is_computed_again(tmp_path):
+    """Issue 45.12: a record file deleted after the workflow finished is computed again by the
+    next run (Snakemake runs a job whose output is missing only when it is a target or a job
+    that needs it runs: the records are targets of `all`), and so are the steps that read it;
+    the other record is kept."""
+    import yaml
+    from conftest import copy_project, snakemake
+
+    work = copy_project(tmp_path)
+    (work / "config" / "tiny.yaml").write_text(yaml.safe_dump(TINY))
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
+    run = ["--cores", "1", "--configfile", "config/tiny.yaml"]
+    first = snakemake(work, *run, env=env)
+    assert first.returncode == 0, first.stderr[-3000:]
+    iris, wine = (work / f"results/tiny/runs/{ds}/euclidean/part0.json" for ds in ("iris", "wine"))
+    kept = wine.read_bytes()
+    iris.unlink()
+    dry = snakemake(work, "-n", *run, env=env)
+    assert "Nothing to be done" not in dry.stdout + dry.stderr
+    again = snakemake(work, *run, env=env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert records.read(iris) and wine.read_bytes() == kept
+    for step in ("rule run_euclidean", "localrule track", "localrule publish", "localrule report"):
+        assert step in again.stderr, step
+    log = (work / "logs/tiny/run/euclidean.log").read_text()
+    assert "wine / euclidean: results/tiny/runs/wine/euclidean/part0.json is current" in log
