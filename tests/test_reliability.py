@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -855,3 +856,212 @@ def test_a_deleted_record_of_a_finished_workflow_is_computed_again(tmp_path):
         assert step in again.stderr, step
     log = (work / "logs/tiny/run/euclidean.log").read_text()
     assert "wine / euclidean: results/tiny/runs/wine/euclidean/part0.json is current" in log
+
+
+# ---- 11. time limits, hard exits and over-budget records (issues 45.5, 45.8, 47.3)
+
+#: plug-in methods that misbehave in `fit`: sleep (Python code: the job's own limit stops it),
+#: spin in compiled code that never returns to the interpreter (only the watchdog stops it),
+#: run out of memory, crash, exit
+MISBEHAVING = '''
+import ctypes
+import itertools
+import os
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+
+class Base(TransformerMixin, BaseEstimator):
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
+    def transform(self, X):
+        return np.asarray(X) * self.scale
+
+
+class Sleeps(Base):
+    def fit(self, X, y=None):
+        time.sleep(25)
+        return self
+
+
+class Spins(Base):
+    def fit(self, X, y=None):
+        sum(itertools.repeat(1, 10**15))  # one C loop: no signal is handled meanwhile
+        return self
+
+
+class Allocates(Base):
+    def fit(self, X, y=None):
+        raise MemoryError("Unable to allocate 7.45 PiB for an array with shape (10**15,)")
+
+
+class Crashes(Base):
+    def fit(self, X, y=None):
+        ctypes.string_at(0)  # reads address 0: a segmentation fault
+        return self
+
+
+class Exits(Base):
+    def fit(self, X, y=None):
+        os._exit(0)
+'''
+
+
+def _misbehaving_batch(tmp_path, classes: list[str], over_budget: str = "fail",
+                       time_s: float = 2.0) -> list[dict]:
+    """A batch: each plug-in class of `classes` on iris, then Euclidean on wine (two splits
+    each; cache, splits and record files under tmp_path), with time limit `time_s`."""
+    (tmp_path / "misbehaving.py").write_text(MISBEHAVING)
+    cfg = {**copy.deepcopy(CFG), "datasets": {"iris": None, "wine": None},
+           "data": {"cache": str(tmp_path / "cache")},
+           **({"over_budget": over_budget} if over_budget != "fail" else {}),
+           "methods": {**{name.lower(): {"class": f"{tmp_path / 'misbehaving.py'}:{name}",
+                                         "datasets": ["iris"]} for name in classes},
+                       "euclidean": {"datasets": ["wine"]}}}
+    cfg = plan.check(cfg)
+    for label in ("iris", "wine"):
+        ds = data.ensure(label, tmp_path / "cache")
+        protocol = config.dataset_protocol(cfg, label)
+        protocols_save(cfg, label, ds, protocol)
+    batch = []
+    for j in plan.jobs(cfg):
+        spec = plan.job_spec(cfg, j.dataset, j.method, j.splits)
+        spec.setdefault("limits", {})["time_s"] = time_s
+        batch.append({"job": spec, "out": str(tmp_path / "runs" / j.dataset / j.method /
+                                             "part0.json")})
+    return batch
+
+
+def protocols_save(cfg, label, ds, protocol):
+    from dmlbench.run import protocols
+
+    protocols.save_splits(plan.split_path(cfg, label), protocols.make_splits(
+        ds.y, protocol, cfg["seed"]), protocol, cfg["seed"], ds.meta["sha256"])
+
+
+def test_a_job_over_its_time_limit_fails_naming_method_and_limit_and_the_others_run(
+        tmp_path, capfd):
+    """Issue 45.5: a job's `runtime` is enforced without a cluster scheduler: a fit that runs
+    past it fails naming the method, the data set and the limit; the next job of the batch
+    still runs."""
+    from dmlbench.run import job
+
+    batch = _misbehaving_batch(tmp_path, ["Sleeps"])
+    with pytest.raises(job.BatchError, match=r"1 of 2 jobs failed: method 'sleeps' on data set "
+                                             r"'iris' exceeded its time limit of 2 s \(used"):
+        job.run_batch(batch, progress=False)
+    sleeps, euclidean = batch
+    assert not Path(sleeps["out"]).exists() and job.is_current(euclidean["job"],
+                                                                euclidean["out"])
+    err = capfd.readouterr().err
+    assert "dmlbench run: running method 'sleeps' on data set 'iris' (time limit 2 s)" in err
+
+
+@pytest.mark.parametrize("over_budget", ["fail", "record"])
+def test_a_job_stuck_in_compiled_code_is_stopped_and_the_others_run(tmp_path, capfd,
+                                                                    monkeypatch, over_budget):
+    """Issue 45.5/45.8: a fit that never returns to the interpreter (one C loop) cannot be
+    interrupted by the job's own limit; the process watching the batch dumps its traceback,
+    ends it once the grace past the limit is over, names the method, the data set and the
+    limit, and runs the next job in a new process. Under `over_budget: record` the job's
+    records say so instead."""
+    from dmlbench.run import job, supervise
+
+    monkeypatch.setattr(supervise, "grace_seconds", lambda limit: 1.0)
+    batch = _misbehaving_batch(tmp_path, ["Spins"], over_budget)
+    spins, euclidean = batch
+    if over_budget == "fail":
+        with pytest.raises(job.BatchError, match=r"method 'spins' on data set 'iris' exceeded "
+                                                 r"its time limit of 2 s \(used .*did not stop "
+                                                 r"within 1 s past it"):
+            job.run_batch(batch, progress=False)
+        assert not Path(spins["out"]).exists()
+    else:
+        assert job.run_batch(batch, progress=False) == batch
+        [entry] = {json.dumps(r["over_budget"]["limit"]) for r in records.read(spins["out"])}
+        assert json.loads(entry) == {"time_s": 2.0, "mem_mb": spins["job"]["limits"]["mem_mb"]}
+        assert job.is_current(spins["job"], spins["out"])
+    assert job.is_current(euclidean["job"], euclidean["out"])
+    err = capfd.readouterr().err
+    assert "in fit" in err and "misbehaving.py" in err  # the stuck child's traceback
+
+
+@pytest.mark.parametrize("name, how", [
+    ("Crashes", "ended the process by signal SIGSEGV (segmentation fault)"),
+    ("Exits", "ended the process with exit status 0 before its record was written"),
+])
+def test_a_job_that_ends_its_process_is_named_and_the_others_run(tmp_path, capfd, name, how):
+    """Issue 45.8: a segmentation fault or an `os._exit` in a fit ends the job's process; the
+    batch names the job and how it ended (the crash's traceback before it), and the next job
+    runs."""
+    from dmlbench.run import job
+
+    batch = _misbehaving_batch(tmp_path, [name])
+    with pytest.raises(job.BatchError, match=f"1 of 2 jobs failed: method '{name.lower()}' on "
+                                             f"data set 'iris' {re.escape(how)}"):
+        job.run_batch(batch, progress=False)
+    assert job.is_current(batch[1]["job"], batch[1]["out"])
+    err = capfd.readouterr().err
+    assert f"dmlbench run: running method '{name.lower()}' on data set 'iris'" in err
+    assert f"dmlbench run: error: method '{name.lower()}' on data set 'iris' {how}" in err
+    if name == "Crashes":
+        assert "Fatal Python error: Segmentation fault" in err and "in fit" in err
+
+
+@pytest.mark.parametrize("name, reason", [("Sleeps", "time"), ("Allocates", "memory")])
+def test_a_job_over_budget_ends_with_a_record_that_says_so(tmp_path, mlflow_uri, name, reason):
+    """Issue 47.3: under `over_budget: record` a job over its time limit, or out of memory,
+    ends with a record per split that says "over budget", its limits and what it used; the
+    schema and MLflow take it, the report shows the cell as "over budget", and the record is
+    computed again once its limits or the option change."""
+    from dmlbench.report import runs as report_runs
+    from dmlbench.report import tables
+    from dmlbench.run import job
+
+    batch = _misbehaving_batch(tmp_path, [name], "record")
+    assert job.run_batch(batch, progress=False) == batch
+    over, euclidean = batch
+    split_records = records.read(over["out"])  # checked against the schema
+    assert [r["split"]["index"] for r in split_records] == [0, 1]
+    for record in split_records:
+        entry = record["over_budget"]
+        assert record["metrics"] == {} and entry["reason"] == reason
+        assert entry["limit"] == {"time_s": 2.0, "mem_mb": over["job"]["limits"]["mem_mb"]}
+        assert set(entry["used"]) == {"wall_s", "cpu_s", "peak_rss_mb"}
+        if reason == "time":
+            assert entry["used"]["wall_s"] >= 1.9 and "time limit of 2 s" in entry["detail"]
+        else:
+            assert entry["detail"].startswith("MemoryError: Unable to allocate 7.45 PiB")
+    measured_again = copy.deepcopy(split_records[0])
+    measured_again["over_budget"]["used"]["wall_s"] += 1.0
+    assert records.content_hash(measured_again) == records.content_hash(split_records[0])
+    assert job.is_current(over["job"], over["out"])
+    longer = copy.deepcopy(over["job"])
+    longer["limits"]["time_s"] = 4.0
+    failing = copy.deepcopy(over["job"])
+    failing["limits"]["over_budget"] = "fail"
+    assert job.why_not_current(longer, over["out"]) == "other limits"
+    assert job.why_not_current(failing, over["out"]) == "other limits"
+    # MLflow and the report
+    summary = tracking.ingest([over["out"], euclidean["out"]])
+    assert summary["counts"]["created"] == 4
+    source = report_runs.RecordRuns([over["out"], euclidean["out"]])
+    parents, _ = source.load()
+    text = tables.mean_std(parents, "accuracy_k1", scale=100)
+    assert text.loc["iris", f"{name.lower()}"] == "over budget"
+    assert text.loc["wine", "euclidean"] not in ("over budget", "–")
+    if reason == "time":  # every section of the page takes a parent without metrics
+        from dmlbench import report
+
+        page = report.build(source, tmp_path / "page").read_text()
+        assert page.count(">over budget<") >= 2  # the 1-NN and 3-NN accuracy tables
+    import mlflow
+
+    tagged = mlflow.search_runs(experiment_names=["track-test"],
+                                filter_string=f"tags.`{tracking.voc.Tag.OVER_BUDGET}` != ''")
+    assert len(tagged) == 3  # the parent and its two splits
+    assert all(t.startswith(f"{reason}: ") or t.startswith(f"2 of 2 splits; {reason}: ")
+               for t in tagged[f"tags.{tracking.voc.Tag.OVER_BUDGET}"])

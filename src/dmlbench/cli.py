@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import faulthandler
 import json
 import logging
 import os
@@ -206,8 +207,16 @@ def _prepare(args) -> None:
 def _run(args) -> None:
     if (args.job is None) == (args.batch is None):
         raise ValueError("give either --job SPEC with --out FILE, or --batch JSON")
+    if not faulthandler.is_enabled():  # a crash in compiled code prints where Python was
+        faulthandler.enable(file=2, all_threads=True)
     if args.batch is not None:
-        ran = job.run_batch(json.loads(args.batch), threads=args.threads)
+        batch = json.loads(args.batch)
+        ran = job.run_batch(batch, threads=args.threads)
+        missing = [entry for entry in batch if not Path(entry["out"]).exists()]
+        if missing:  # every job ended well, yet: a bug, said in one line rather than by Snakemake
+            raise ValueError(f"{job.what(missing[0]['job'])} did not write its record file "
+                             f"{missing[0]['out']}" + (f" (nor {len(missing) - 1} other jobs "
+                                                       "theirs)" if len(missing) > 1 else ""))
     else:
         if args.out is None:
             raise ValueError("--job needs --out FILE (the record file to write)")
@@ -222,7 +231,8 @@ def _run(args) -> None:
             acc = {k: round(v, 4) for k, v in record["metrics"].items()
                    if k.startswith("accuracy")}
             print(f"{spec['dataset']['label']} / {spec['method']['label']} / split "
-                  f"{record['split']['index']}: {acc}", file=sys.stderr)
+                  f"{record['split']['index']}: "
+                  + ("over budget" if "over_budget" in record else str(acc)), file=sys.stderr)
 
 
 def _study(args) -> None:

@@ -184,6 +184,7 @@ class Tag:
     UNPINNED = "dmlbench.unpinned"  # downloaded files without a pin its data set came from
     PLUGIN = "dmlbench.plugin"  # a plug-in method: class path, package version or file sha256
     DATASET_FILE = "dmlbench.dataset_file"  # a data set given by a file: its name and sha256
+    OVER_BUDGET = "dmlbench.over_budget"  # a job over its time or memory: why, limit, use
     PARENT_RUN = "mlflow.parentRunId"
 
 

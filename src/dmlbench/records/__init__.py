@@ -118,6 +118,27 @@ def _plain(value):
 def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings, threads) -> dict:
     """The record of one finished split of a job."""
     scalars, curves = split_curves(metrics)
+    record = _identified(spec, job_key, dataset.name, dataset.meta, split, est, params)
+    record["preprocess"].update(pre_info)
+    return {**record, "metrics": scalars, "curves": curves, "fit_info": _plain(est.fit_info()),
+            "timings": {**{key: float(v) for key, v in timings.items()}, "threads": threads},
+            "environment": environment()}
+
+
+def build_over_budget(spec, job_key, name: str, meta: dict, split, est, params,
+                      over_budget: dict, threads: int) -> dict:
+    """The record of a split of a job that went over its time limit or memory (the config's
+    `over_budget: record`): what identifies it, no metrics, and `over_budget` (`reason`,
+    `limit`, what the job `used`, `detail`). `name`, `meta`: the cached data set's name and
+    metadata; `est`: the method as built for the split (not fitted)."""
+    record = _identified(spec, job_key, name, meta, split, est, params)
+    return {**record, "metrics": {}, "fit_info": {}, "timings": {"threads": threads},
+            "environment": environment(), "over_budget": over_budget}
+
+
+def _identified(spec, job_key, name: str, meta: dict, split, est, params) -> dict:
+    """What a record of split `split` (its index, training and test points) of job `spec` says
+    about its job, data, split, preprocessing steps and method."""
     return {
         "schema_version": SCHEMA_VERSION,
         "job_key": job_key,
@@ -125,15 +146,15 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
         "benchmark": spec["benchmark"],
         "dataset": {
             "label": spec["dataset"]["label"],
-            "name": dataset.name,
-            "source": dataset.meta["source"],
-            "papers": dataset.meta["papers"],
-            "n": dataset.meta["n"],
-            "d": dataset.meta["d"],
-            "n_classes": dataset.meta["n_classes"],
-            "sha256": dataset.meta["sha256"],
-            **({"unpinned": dataset.meta["unpinned"]} if dataset.meta.get("unpinned") else {}),
-            **({"file": dataset.meta["file"]} if dataset.meta.get("file") else {}),
+            "name": name,
+            "source": meta["source"],
+            "papers": meta["papers"],
+            "n": meta["n"],
+            "d": meta["d"],
+            "n_classes": meta["n_classes"],
+            "sha256": meta["sha256"],
+            **({"unpinned": meta["unpinned"]} if meta.get("unpinned") else {}),
+            **({"file": meta["file"]} if meta.get("file") else {}),
         },
         "split": {
             "protocol": spec["protocol"],
@@ -144,7 +165,7 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
             "n_test": int(split.test.size),
             "drop_classes_below": spec.get("drop_classes_below"),
         },
-        "preprocess": {"steps": spec["preprocess"], **pre_info},
+        "preprocess": {"steps": spec["preprocess"]},
         "method": {
             "label": spec["method"]["label"],
             "name": spec["method"]["name"],
@@ -156,18 +177,19 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
         },
         "k": spec["k"],
         "hubness_k": spec["hubness_k"],
-        "metrics": scalars,
-        "curves": curves,
-        "fit_info": _plain(est.fit_info()),
-        "timings": {**{key: float(v) for key, v in timings.items()}, "threads": threads},
-        "environment": {
-            "versions": package_versions(),
-            "git_commit": git_commit(),
-            "code_version": code_version(),
-            "host": socket.gethostname(),
-            "machine": machine(),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        },
+    }
+
+
+def environment() -> dict:
+    """Where and with what a record was computed: package versions, git commit and code
+    version, host, machine, and when it finished."""
+    return {
+        "versions": package_versions(),
+        "git_commit": git_commit(),
+        "code_version": code_version(),
+        "host": socket.gethostname(),
+        "machine": machine(),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
 
@@ -186,11 +208,14 @@ def job_key(parent_key: str, split: int) -> str:
 def content_hash(record: dict) -> str:
     """sha256 of the record without its volatile parts (`VOLATILE` sections, and the `fit_info`
     entries whose key ends in `_s`: seconds a method measured itself, e.g. a CV search's time;
-    likewise the `tuning` entry's times): equal for an identical rerun."""
+    likewise the `tuning` entry's times, and what an over-budget job `used`): equal for an
+    identical rerun."""
     stable = {k: v for k, v in record.items() if k not in VOLATILE}
     for section in ("fit_info", "tuning"):
         if section in stable:
             stable[section] = {k: v for k, v in stable[section].items() if not k.endswith("_s")}
+    if "over_budget" in stable:
+        stable["over_budget"] = {k: v for k, v in stable["over_budget"].items() if k != "used"}
     return voc.digest(stable, None)
 
 

@@ -490,11 +490,23 @@ def _tags(record: dict, kind: str) -> dict:
     if record["dataset"].get("file"):
         file = record["dataset"]["file"]
         tags[voc.Tag.DATASET_FILE] = f"{file['file']} sha256:{file['sha256']}"
+    if "over_budget" in record:
+        tags[voc.Tag.OVER_BUDGET] = over_budget_text(record["over_budget"])
     for key, tag in (("machine", voc.Tag.MACHINE), ("code_version", voc.Tag.CODE_VERSION)):
         if key in record["environment"]:  # records written before it was recorded lack it
             tags[tag] = record["environment"][key]
     tags.update({f"version.{k}": v for k, v in record["environment"]["versions"].items()})
     return tags
+
+
+def over_budget_text(entry: dict) -> str:
+    """A record's `over_budget` entry in one line (the runs' tag `voc.Tag.OVER_BUDGET`), e.g.
+    'time: limit 600 s; used 612 s wall, 598 s CPU, peak 1234 MB'."""
+    limit = (f"limit {entry['limit']['time_s']:g} s" if entry["reason"] == "time" else
+             f"reserved {entry['limit']['mem_mb']:g} MB")
+    used = entry["used"]
+    return (f"{entry['reason']}: {limit}; used {used['wall_s']:.0f} s wall, "
+            f"{used['cpu_s']:.0f} s CPU, peak {used['peak_rss_mb']:.0f} MB")
 
 
 def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str | None = None,
@@ -523,6 +535,10 @@ def parent_content(group: list[dict], digest: str | None = None) -> RunContent:
     the content hash of the group (`parent_digest`, computed unless given)."""
     first = group[0]
     tags = {**_tags(first, voc.RunKind.PARENT), HASH: digest or parent_digest(group)}
+    over = [r for r in group if "over_budget" in r]
+    if over:  # its mean is not one of all its splits: the parent is over budget
+        tags[voc.Tag.OVER_BUDGET] = (f"{len(over)} of {len(group)} splits; "
+                                     + over_budget_text(over[0]["over_budget"]))
     return RunContent.of(summary(group), _flat_params(first), tags, mean_curves(group))
 
 

@@ -321,7 +321,7 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
             ("git_commit", voc.Tag.GIT_COMMIT), ("code_version", voc.Tag.CODE_VERSION),
             ("host", voc.Tag.HOST),
             ("machine", voc.Tag.MACHINE), ("finished", voc.Tag.FINISHED),
-            ("unpinned", voc.Tag.UNPINNED))},
+            ("unpinned", voc.Tag.UNPINNED), ("over_budget", voc.Tag.OVER_BUDGET))},
     })
     versions = frame[[c for c in frame.columns if c.startswith("tags.version.")]]
     versions.columns = [c[len("tags."):] for c in versions.columns]

@@ -22,8 +22,20 @@ def mean_std(parents: pd.DataFrame, metric: str, scale: float = 1.0, digits: int
     mean = parents.pivot(index="dataset", columns="method", values=voc.mean(metric)) * scale
     std = parents.pivot(index="dataset", columns="method", values=voc.std(metric)) * scale
     text = mean.map(lambda v: f"{v:.{digits}f}") + " ± " + std.map(lambda v: f"{v:.{digits}f}")
-    text = text.where(mean.notna(), "–")
-    return text.reindex(index=datasets, columns=methods)
+    text = text.where(mean.notna(), "–").reindex(index=datasets, columns=methods)
+    return text.mask(over_budget(parents), "over budget")
+
+
+def over_budget(parents: pd.DataFrame) -> pd.DataFrame:
+    """Data set x method mask of the parent runs whose job went over its time or memory
+    (`over_budget` records, config `over_budget: record`): shown as "over budget", never as a
+    number of the splits that finished."""
+    datasets, methods = order(parents)
+    if "over_budget" not in parents:
+        return pd.DataFrame(False, index=datasets, columns=methods)
+    over = parents.assign(over=parents["over_budget"].notna())
+    return over.pivot(index="dataset", columns="method", values="over").reindex(
+        index=datasets, columns=methods).eq(True)
 
 
 def values(parents: pd.DataFrame, column: str) -> pd.DataFrame:

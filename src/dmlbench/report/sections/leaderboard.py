@@ -85,7 +85,8 @@ def accuracy(ctx: Context) -> Section:
     order = ranking.order(ctx)
     swatches = ranking.colours(ctx)
     for k in ctx.ks:
-        means = tables.values(ctx.parents, voc.mean(voc.accuracy(k))).dropna(axis=1, how="all")
+        means = tables.values(ctx.parents, voc.mean(voc.accuracy(k)))
+        means = means.loc[:, means.notna().any() | tables.over_budget(ctx.parents).any()]
         text = tables.mean_std(ctx.parents, voc.accuracy(k), scale=100)[means.columns]
         best = tables.best_per_row(means)
         files = export_table(ctx, text.assign(splits=n_splits)[["splits", *text.columns]],
