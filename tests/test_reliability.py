@@ -1065,3 +1065,37 @@ def test_a_job_over_budget_ends_with_a_record_that_says_so(tmp_path, mlflow_uri,
     assert len(tagged) == 3  # the parent and its two splits
     assert all(t.startswith(f"{reason}: ") or t.startswith(f"2 of 2 splits; {reason}: ")
                for t in tagged[f"tags.{tracking.voc.Tag.OVER_BUDGET}"])
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+@pytest.mark.parametrize("name, how", [
+    ("Exits", "ended the process with exit status 0 before its record was written"),
+    ("Crashes", "ended the process by signal SIGSEGV (segmentation fault)")])
+def test_a_workflow_step_whose_job_ends_its_process_names_it(tmp_path, name, how):
+    """Issue 45.8 through Snakemake: a job of a shared step (job_group) that ends the process
+    (`os._exit(0)`: Snakemake's "filesystem latency" message before; a segmentation fault: a
+    log ending at a progress bar) is named in the step's log, the other jobs of the step run
+    and their records are kept for the next run."""
+    import yaml
+    from conftest import copy_project, snakemake
+
+    work = copy_project(tmp_path)
+    (work / "config/plugins").mkdir()
+    (work / "config/plugins/misbehaving.py").write_text(MISBEHAVING)
+    settings = {**TINY, "datasets": {"iris": None},
+                "methods": {"euclidean": {"job_group": "shared"},
+                            "bad": {"class": f"plugins/misbehaving.py:{name}",
+                                    "job_group": "shared"},
+                            "rca": {"job_group": "shared"}}}
+    (work / "config/tiny.yaml").write_text(yaml.safe_dump(settings))
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
+    result = snakemake(work, "--cores", "1", "--configfile", "config/tiny.yaml", env=env)
+    assert result.returncode != 0
+    assert "filesystem latency" not in result.stderr
+    log = (work / "logs/tiny/run/shared.log").read_text()
+    assert f"dmlbench run: error: method 'bad' on data set 'iris' {how}" in log
+    assert log.rstrip().splitlines()[-1].startswith("dmlbench run: error: 1 of 3 jobs failed: "
+                                                    f"method 'bad' on data set 'iris' {how}")
+    runs = work / "results/tiny/runs/iris"
+    assert sorted(p.parent.name for p in runs.rglob(".part0.json.kept")) == ["euclidean", "rca"]
