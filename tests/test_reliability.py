@@ -1099,3 +1099,55 @@ def test_a_workflow_step_whose_job_ends_its_process_names_it(tmp_path, name, how
                                                     f"method 'bad' on data set 'iris' {how}")
     runs = work / "results/tiny/runs/iris"
     assert sorted(p.parent.name for p in runs.rglob(".part0.json.kept")) == ["euclidean", "rca"]
+
+
+# ---- 12. tracking stores that cannot be used: one line, in seconds (issue 45.9)
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound once, then released)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("scheme, shown", [
+    ("postgresql://user:secret@127.0.0.1:{port}/mlflow", "postgresql://127.0.0.1/mlflow"),
+    ("http://127.0.0.1:{port}", "http://127.0.0.1:{port}"),
+])
+def test_an_unreachable_tracking_store_is_one_line_naming_it(tmp_path, monkeypatch, capsys,
+                                                            scheme, shown):
+    """A PostgreSQL store or tracking server on a closed port: one line naming the store by
+    scheme and name (no credentials) with the remedy, no traceback, and no minutes of MLflow's
+    retries (the connection is refused at once; an unanswered one waits CONNECT_TIMEOUT_S)."""
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    port = _closed_port()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", scheme.format(port=port))
+    assert cli.main(["ingest", str(paths[0])]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0] and "secret" not in err[0], err
+    assert err[0].startswith(f"dmlbench ingest: error: cannot reach the MLflow store "
+                             f"{shown.format(port=port)} (Connection refused): start it")
+    assert "MLFLOW_TRACKING_URI" in err[0]
+    assert tracking.CONNECT_TIMEOUT_S <= 10
+
+
+def test_a_tracking_store_of_an_old_schema_names_mlflow_db_upgrade(tmp_path, monkeypatch,
+                                                                  capsys):
+    """A SQLite store made by an older MLflow (its alembic revision behind this MLflow's):
+    one line naming the store and `mlflow db upgrade`."""
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    uri = f"sqlite:///{tmp_path / 'old.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    assert cli.main(["ingest", str(paths[0])]) == 0
+    tracking.create_schema_once.cache_clear()  # a new process opens it again
+    with sqlite3.connect(tmp_path / "old.db") as db:  # an older MLflow's revision
+        db.execute("UPDATE alembic_version SET version_num = '0a8213491aaa'")
+    capsys.readouterr()
+    assert cli.main(["ingest", str(paths[1])]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    assert err[0].startswith("dmlbench ingest: error: the MLflow store sqlite: old.db has an "
+                             "old schema (version 0a8213491aaa; this MLflow needs ")
+    assert "mlflow db upgrade" in err[0]

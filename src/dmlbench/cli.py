@@ -500,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args.func(args)
     except (ValueError, KeyError, FileNotFoundError, IndexError, DownloadError,
-            job.BatchError) as err:
+            job.BatchError, tracking.StoreError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"dmlbench {args.command}: error: {message}", file=sys.stderr)
         return 2
