@@ -207,8 +207,7 @@ def _prepare(args) -> None:
 def _run(args) -> None:
     if (args.job is None) == (args.batch is None):
         raise ValueError("give either --job SPEC with --out FILE, or --batch JSON")
-    if not faulthandler.is_enabled():  # a crash in compiled code prints where Python was
-        faulthandler.enable(file=2, all_threads=True)
+    _faulthandler()
     if args.batch is not None:
         batch = json.loads(args.batch)
         ran = job.run_batch(batch, threads=args.threads)
@@ -235,7 +234,15 @@ def _run(args) -> None:
                   + ("over budget" if "over_budget" in record else str(acc)), file=sys.stderr)
 
 
+def _faulthandler() -> None:
+    """A crash in compiled code (a segmentation fault, an abort) prints where the interpreter
+    was in every thread, to the process's standard error (the job's log)."""
+    if not faulthandler.is_enabled():
+        faulthandler.enable(file=2, all_threads=True)
+
+
 def _study(args) -> None:
+    _faulthandler()
     study = studies.get(args.kind)
     check_writable(args.out)
     document = study.run(json.loads(args.job))

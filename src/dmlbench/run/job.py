@@ -315,7 +315,7 @@ def run_member(entry: dict, threads: int, progress: bool) -> str | None:
             split_records = run(spec, threads=threads, progress=progress, record_path=out)
     except (time_limit.TimeLimitExceeded, MemoryError) as err:
         over_time = isinstance(err, time_limit.TimeLimitExceeded)
-        detail = (f"stopped by its time limit of {seconds:g} s" if over_time else
+        detail = ("stopped at the limit" if over_time else
                   " ".join(f"{type(err).__name__}: {err}".split()))
         spent = {"wall_s": time.monotonic() - started, "cpu_s": time.process_time() - cpu,
                  "peak_rss_mb": used.get(voc.PEAK_RSS_MB, 0.0)}
