@@ -1038,6 +1038,14 @@ def test_a_job_over_budget_ends_with_a_record_that_says_so(tmp_path, mlflow_uri,
             assert entry["used"]["wall_s"] >= 1.9 and entry["detail"] == "stopped at the limit"
         else:
             assert entry["detail"].startswith("MemoryError: Unable to allocate 7.45 PiB")
+    with_metrics = copy.deepcopy(split_records[0])
+    with_metrics["metrics"] = {"accuracy_k1": 0.5}  # an over-budget record has none
+    with pytest.raises(ValueError, match="metrics"):
+        records.validate({"schema_version": 1, "records": [with_metrics]})
+    finished = records.read(euclidean["out"])[0]
+    del finished["timings"]["fit_wall_s"]  # a finished one has all its timings
+    with pytest.raises(ValueError, match="fit_wall_s"):
+        records.validate({"schema_version": 1, "records": [finished]})
     measured_again = copy.deepcopy(split_records[0])
     measured_again["over_budget"]["used"]["wall_s"] += 1.0
     assert records.content_hash(measured_again) == records.content_hash(split_records[0])
