@@ -47,9 +47,15 @@ onstart:
 
 # tracking.json is never committed: a fresh clone holding the published report of this benchmark
 # (reports/<benchmark>/) still runs the jobs, and the report and records are written anew.
+# The record files and study documents are targets too: Snakemake runs a job whose output is
+# missing only when a job that needs it runs, or when the output is a target, so without them
+# a deleted record of a finished workflow would leave "Nothing to be done" (tracking.json and
+# the report being newer than the records that remain).
 rule all:
     default_target: True
     input:
         f"results/{BENCH}/tracking.json",
         f"reports/{BENCH}/index.html",
         f"reports/{BENCH}/records/manifest.json",
+        [dmlplan.record_path(CFG, job) for job in JOBS],
+        [dmlstudies.path(CFG, kind, label) for kind, label in STUDY_JOBS],

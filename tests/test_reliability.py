@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -669,3 +670,527 @@ def test_reading_the_config_back_leaves_no_temporary_folder(tmp_path, mlflow_uri
     monkeypatch.setattr("tempfile.tempdir", None)
     assert runs.load_config("track-test") == {"benchmark": "track-test", "report": {"rope": 0.01}}
     assert list(scratch.iterdir()) == []
+
+
+# ---- 10. round four (issue 45): records that are not their config's, code versions
+
+def _reseal(out: Path) -> None:
+    """A published folder's manifest made to match its files again: what someone (or a tool)
+    publishing records of other settings produces; the manifest itself then passes."""
+    path, manifest = _manifest(out)
+    manifest["files"] = {relative: hashlib.sha256((out / "records" / relative).read_bytes())
+                         .hexdigest() for relative in manifest["files"]}
+    manifest["config"] = hashlib.sha256((out / "config.json").read_bytes()).hexdigest()
+    path.write_text(json.dumps(manifest))
+
+
+def _edit_config(out: Path, change) -> None:
+    path = out / "config.json"
+    cfg = json.loads(path.read_text())
+    change(cfg)
+    path.write_text(json.dumps(cfg))
+    _reseal(out)
+
+
+PLUGIN_SCALE = '''
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+
+class Scale(TransformerMixin, BaseEstimator):
+    def __init__(self, factor=1.0):
+        self.factor = factor
+
+    def fit(self, X, y=None):
+        self.scale_ = self.factor / np.std(X, axis=0).clip(1e-12)
+        return self
+
+    def transform(self, X):
+        return np.asarray(X) * self.scale_
+'''
+
+
+@pytest.fixture
+def published_plugin(tmp_path):
+    """A report folder holding the records of a plug-in method (a file) on iris."""
+    (tmp_path / "scale.py").write_text(PLUGIN_SCALE)
+    results = tmp_path / "results" / "track-test"
+    folder = results / "runs" / "iris"
+    folder.mkdir(parents=True)
+    cfg = {**copy.deepcopy(CFG), "methods": {
+        "scale": {"class": str(tmp_path / "scale.py:Scale"), "params": {"factor": 2.0}}}}
+    paths = run_jobs(cfg, tmp_path, folder)
+    checked = plan.check({**cfg, "data": {"cache": str(tmp_path / "cache")}})
+    out = tmp_path / "reports" / "track-test"
+    publish.publish(paths, [], checked, out, results)
+    return out
+
+
+def _set_param(cfg):
+    cfg["methods"]["rca"] = {"params": {"num_dims": 2}}
+
+
+def _drop_method(cfg):
+    del cfg["methods"]["rca"]
+
+
+def _other_seed(cfg):
+    cfg["seed"] = 1
+
+
+@pytest.mark.parametrize("change, file, named", [
+    (_set_param, "rca", "method 'rca' on data set 'iris': parameters {'num_dims': 2} in the "
+                        "config, {} in the record"),
+    (_drop_method, "rca", "method 'rca' is not in the config"),
+    (_other_seed, "euclidean", "seed 1 in the config, 0 in the record"),
+])
+def test_report_refuses_records_that_are_not_of_the_jobs_their_config_gives(
+        published, tmp_path, capsys, change, file, named):
+    """Issue 45.3: a records folder whose config.json names other settings than its records
+    were run with (what `run_in_pieces` published after a failed rerun) is refused, naming the
+    first record that differs and how, even when its manifest was sealed again."""
+    _edit_config(published, change)
+    publish.verified_files(published / "records")  # the manifest itself is in order
+    code = cli.main(["report", "--records", str(published / "records"),
+                     "--out", str(tmp_path / "rebuilt")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "Traceback" not in err[0], err
+    assert f"{file}.json.gz: not a record of the job" in err[0] and named in err[0]
+    assert not (tmp_path / "rebuilt" / "index.html").exists()
+
+
+def test_report_refuses_records_of_another_plugin_class(published_plugin, tmp_path, capsys):
+    _edit_config(published_plugin, lambda cfg: cfg["methods"]["scale"].__setitem__(
+        "class", "<local directory>/scale2.py:Scale"))
+    code = cli.main(["report", "--records", str(published_plugin / "records"),
+                     "--out", str(tmp_path / "rebuilt")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert "method 'scale': the config's class is scale2.py:Scale, the record's scale.py:Scale" \
+        in err[0]
+
+
+def test_report_builds_a_plugins_records_whose_file_is_not_at_hand(published_plugin, tmp_path):
+    """A published config names a plug-in file without its folder: its sha256, part of the
+    job's identity, comes from the records; the records of the config's own settings pass."""
+    assert cli.main(["report", "--records", str(published_plugin / "records"),
+                     "--out", str(tmp_path / "rebuilt")]) == 0
+    cfg = json.loads((published_plugin / "config.json").read_text())
+    assert cfg["methods"]["scale"]["class"] == "<local directory>/scale.py:Scale"
+    [path] = publish.verified_files(published_plugin / "records")[0]
+    [record, *_] = records.load(path)["records"]
+    assert plan.record_mismatch(cfg, record) is None
+    forged = copy.deepcopy(record)
+    forged["method"]["plugin"]["sha256"] = "0" * 64  # another file: another parent key
+    assert "parent key" in plan.record_mismatch(cfg, forged)
+
+
+def _set_code_version(out: Path, relative: str, version: str) -> None:
+    path = out / "records" / relative
+    document = records.load(path)
+    for record in document["records"]:
+        record["environment"]["code_version"] = version
+    files.write_json_gz(path, document)
+
+
+def test_records_of_two_code_versions_make_the_report_warn(published, tmp_path):
+    """Issue 46.6: the provenance section lists every code version of the records with its
+    git commits, and a page built from records of several versions says so at its top."""
+    _, manifest = _manifest(published)
+    first, second = manifest["records"]
+    _set_code_version(published, first, "0123456789ab")
+    _set_code_version(published, second, "ba9876543210+dirty.0badf00d")
+    _reseal(published)
+    assert cli.main(["report", "--records", str(published / "records"),
+                     "--out", str(tmp_path / "rebuilt")]) == 0
+    page = (tmp_path / "rebuilt" / "index.html").read_text()
+    assert "Several code versions" in page and "<code>0123456789ab</code>" in page
+    assert "these records come from 2 code versions" in page
+    commit = records.git_commit()[:12]
+    assert f"0123456789ab (git {commit}" in page and "ba9876543210+dirty.0badf00d (git" in page
+    _set_code_version(published, second, "0123456789ab")
+    _reseal(published)
+    assert cli.main(["report", "--records", str(published / "records"),
+                     "--out", str(tmp_path / "again")]) == 0
+    page = (tmp_path / "again" / "index.html").read_text()
+    assert "Several code versions" not in page and "0123456789ab (git" in page
+
+
+def test_the_code_version_ignores_records_and_docs_but_not_code(tmp_path):
+    """The code version is that of Snakefile, src/dmlbench and workflow/: a commit adding a
+    record or a doc keeps it, one changing the code does not (a checkout of its own)."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    for item in ("Snakefile", "src", "workflow"):
+        (shutil.copytree if (REPO / item).is_dir() else shutil.copy)(
+            REPO / item, clone / item, **({"symlinks": True} if item != "Snakefile" else {}))
+    subprocess.run(["git", "init", "-q"], cwd=clone, check=True)
+    script = "from dmlbench import records; print(records.code_version())"
+
+    def version() -> str:
+        return subprocess.run([sys.executable, "-c", script], cwd=clone, check=True, text=True,
+                              capture_output=True, env={**os.environ, "PYTHONPATH":
+                                                        str(clone / "src")}).stdout.strip()
+
+    def commit(path: str, text: str) -> None:
+        (clone / path).parent.mkdir(parents=True, exist_ok=True)
+        (clone / path).write_text(text)
+        subprocess.run(["git", "add", "-A"], cwd=clone, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
+                        path], cwd=clone, check=True)
+
+    assert version() == "unknown"  # no commit yet
+    commit(".gitignore", "__pycache__/\n")
+    first = version()
+    assert len(first) == 12 and "dirty" not in first
+    commit("docs/new-page.md", "a page\n")
+    commit("reports/x/records/runs/a/b/part0.json.gz", "a record\n")
+    assert version() == first
+    (clone / "workflow/rules/train.smk").write_text("# edited\n")
+    dirty = version()
+    assert dirty.startswith(first + "+dirty.")
+    (clone / "workflow/rules/train.smk").write_text("# edited again\n")
+    assert version() not in (first, dirty)
+    commit("workflow/rules/train.smk", "# edited\n")
+    assert version() not in (first, dirty) and "dirty" not in version()
+
+
+TINY = {"benchmark": "tiny", "seed": 0, "k": [1], "hubness_k": 3,
+        "protocol": {"kind": "holdout", "repeats": 2, "train_fraction": 0.7},
+        "datasets": {"iris": None, "wine": None}, "methods": {"euclidean": None}}
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_a_deleted_record_of_a_finished_workflow_is_computed_again(tmp_path):
+    """Issue 45.12: a record file deleted after the workflow finished is computed again by the
+    next run (Snakemake runs a job whose output is missing only when it is a target or a job
+    that needs it runs: the records are targets of `all`), and so are the steps that read it;
+    the other record is kept."""
+    import yaml
+    from conftest import copy_project, snakemake
+
+    work = copy_project(tmp_path)
+    (work / "config" / "tiny.yaml").write_text(yaml.safe_dump(TINY))
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
+    run = ["--cores", "1", "--configfile", "config/tiny.yaml"]
+    first = snakemake(work, *run, env=env)
+    assert first.returncode == 0, first.stderr[-3000:]
+    iris, wine = (work / f"results/tiny/runs/{ds}/euclidean/part0.json" for ds in ("iris", "wine"))
+    kept = wine.read_bytes()
+    iris.unlink()
+    dry = snakemake(work, "-n", *run, env=env)
+    assert "Nothing to be done" not in dry.stdout + dry.stderr
+    again = snakemake(work, *run, env=env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert records.read(iris) and wine.read_bytes() == kept
+    for step in ("rule run_euclidean", "localrule track", "localrule publish", "localrule report"):
+        assert step in again.stderr, step
+    log = (work / "logs/tiny/run/euclidean.log").read_text()
+    assert "wine / euclidean: results/tiny/runs/wine/euclidean/part0.json is current" in log
+
+
+# ---- 11. time limits, hard exits and over-budget records (issues 45.5, 45.8, 47.3)
+
+#: plug-in methods that misbehave in `fit`: sleep (Python code: the job's own limit stops it),
+#: spin in compiled code that never returns to the interpreter (only the watchdog stops it),
+#: run out of memory, crash, exit
+MISBEHAVING = '''
+import ctypes
+import itertools
+import os
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+
+class Base(TransformerMixin, BaseEstimator):
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
+    def transform(self, X):
+        return np.asarray(X) * self.scale
+
+
+class Sleeps(Base):
+    def fit(self, X, y=None):
+        time.sleep(25)
+        return self
+
+
+class Spins(Base):
+    def fit(self, X, y=None):
+        sum(itertools.repeat(1, 10**15))  # one C loop: no signal is handled meanwhile
+        return self
+
+
+class Allocates(Base):
+    def fit(self, X, y=None):
+        raise MemoryError("Unable to allocate 7.45 PiB for an array with shape (10**15,)")
+
+
+class Crashes(Base):
+    def fit(self, X, y=None):
+        ctypes.string_at(0)  # reads address 0: a segmentation fault
+        return self
+
+
+class Exits(Base):
+    def fit(self, X, y=None):
+        os._exit(0)
+'''
+
+
+def _misbehaving_batch(tmp_path, classes: list[str], over_budget: str = "fail",
+                       time_s: float = 2.0) -> list[dict]:
+    """A batch: each plug-in class of `classes` on iris, then Euclidean on wine (two splits
+    each; cache, splits and record files under tmp_path), with time limit `time_s`."""
+    (tmp_path / "misbehaving.py").write_text(MISBEHAVING)
+    cfg = {**copy.deepcopy(CFG), "datasets": {"iris": None, "wine": None},
+           "data": {"cache": str(tmp_path / "cache")},
+           **({"over_budget": over_budget} if over_budget != "fail" else {}),
+           "methods": {**{name.lower(): {"class": f"{tmp_path / 'misbehaving.py'}:{name}",
+                                         "datasets": ["iris"]} for name in classes},
+                       "euclidean": {"datasets": ["wine"]}}}
+    cfg = plan.check(cfg)
+    for label in ("iris", "wine"):
+        ds = data.ensure(label, tmp_path / "cache")
+        protocol = config.dataset_protocol(cfg, label)
+        protocols_save(cfg, label, ds, protocol)
+    batch = []
+    for j in plan.jobs(cfg):
+        spec = plan.job_spec(cfg, j.dataset, j.method, j.splits)
+        spec.setdefault("limits", {})["time_s"] = time_s
+        batch.append({"job": spec, "out": str(tmp_path / "runs" / j.dataset / j.method /
+                                             "part0.json")})
+    return batch
+
+
+def protocols_save(cfg, label, ds, protocol):
+    from dmlbench.run import protocols
+
+    protocols.save_splits(plan.split_path(cfg, label), protocols.make_splits(
+        ds.y, protocol, cfg["seed"]), protocol, cfg["seed"], ds.meta["sha256"])
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_a_job_over_its_time_limit_fails_naming_method_and_limit_and_the_others_run(
+        tmp_path, capfd, monkeypatch, fork):
+    """Issue 45.5: a job's `runtime` is enforced without a cluster scheduler: a fit that runs
+    past it fails naming the method, the data set and the limit; the next job of the batch
+    still runs. Also where the jobs run in the batch's own process (no `os.fork`)."""
+    from dmlbench.run import job
+
+    if not fork:
+        monkeypatch.delattr(os, "fork")
+    batch = _misbehaving_batch(tmp_path, ["Sleeps"])
+    with pytest.raises(job.BatchError, match=r"1 of 2 jobs failed: method 'sleeps' on data set "
+                                             r"'iris' exceeded its time limit of 2 s \(used"):
+        job.run_batch(batch, progress=False)
+    sleeps, euclidean = batch
+    assert not Path(sleeps["out"]).exists() and job.is_current(euclidean["job"],
+                                                                euclidean["out"])
+    err = capfd.readouterr().err
+    assert "dmlbench run: running method 'sleeps' on data set 'iris' (time limit 2 s)" in err
+
+
+@pytest.mark.parametrize("over_budget", ["fail", "record"])
+def test_a_job_stuck_in_compiled_code_is_stopped_and_the_others_run(tmp_path, capfd,
+                                                                    monkeypatch, over_budget):
+    """Issue 45.5/45.8: a fit that never returns to the interpreter (one C loop) cannot be
+    interrupted by the job's own limit; the process watching the batch dumps its traceback,
+    ends it once the grace past the limit is over, names the method, the data set and the
+    limit, and runs the next job in a new process. Under `over_budget: record` the job's
+    records say so instead."""
+    from dmlbench.run import job, supervise
+
+    monkeypatch.setattr(supervise, "grace_seconds", lambda limit: 1.0)
+    batch = _misbehaving_batch(tmp_path, ["Spins"], over_budget)
+    spins, euclidean = batch
+    if over_budget == "fail":
+        with pytest.raises(job.BatchError, match=r"method 'spins' on data set 'iris' exceeded "
+                                                 r"its time limit of 2 s \(used .*did not stop "
+                                                 r"within 1 s past it"):
+            job.run_batch(batch, progress=False)
+        assert not Path(spins["out"]).exists()
+    else:
+        assert job.run_batch(batch, progress=False) == batch
+        [entry] = {json.dumps(r["over_budget"]["limit"]) for r in records.read(spins["out"])}
+        assert json.loads(entry) == {"time_s": 2.0, "mem_mb": spins["job"]["limits"]["mem_mb"]}
+        assert job.is_current(spins["job"], spins["out"])
+    assert job.is_current(euclidean["job"], euclidean["out"])
+    err = capfd.readouterr().err
+    assert "in fit" in err and "misbehaving.py" in err  # the stuck child's traceback
+
+
+@pytest.mark.parametrize("name, how", [
+    ("Crashes", "ended the process by signal SIGSEGV (segmentation fault)"),
+    ("Exits", "ended the process with exit status 0 before its record was written"),
+])
+def test_a_job_that_ends_its_process_is_named_and_the_others_run(tmp_path, capfd, name, how):
+    """Issue 45.8: a segmentation fault or an `os._exit` in a fit ends the job's process; the
+    batch names the job and how it ended (the crash's traceback before it), and the next job
+    runs."""
+    from dmlbench.run import job
+
+    batch = _misbehaving_batch(tmp_path, [name])
+    with pytest.raises(job.BatchError, match=f"1 of 2 jobs failed: method '{name.lower()}' on "
+                                             f"data set 'iris' {re.escape(how)}"):
+        job.run_batch(batch, progress=False)
+    assert job.is_current(batch[1]["job"], batch[1]["out"])
+    err = capfd.readouterr().err
+    assert f"dmlbench run: running method '{name.lower()}' on data set 'iris'" in err
+    assert f"dmlbench run: error: method '{name.lower()}' on data set 'iris' {how}" in err
+    if name == "Crashes":
+        assert "Fatal Python error: Segmentation fault" in err and "in fit" in err
+
+
+@pytest.mark.parametrize("name, reason", [("Sleeps", "time"), ("Allocates", "memory")])
+def test_a_job_over_budget_ends_with_a_record_that_says_so(tmp_path, mlflow_uri, name, reason):
+    """Issue 47.3: under `over_budget: record` a job over its time limit, or out of memory,
+    ends with a record per split that says "over budget", its limits and what it used; the
+    schema and MLflow take it, the report shows the cell as "over budget", and the record is
+    computed again once its limits or the option change."""
+    from dmlbench.report import runs as report_runs
+    from dmlbench.report import tables
+    from dmlbench.run import job
+
+    batch = _misbehaving_batch(tmp_path, [name], "record")
+    assert job.run_batch(batch, progress=False) == batch
+    over, euclidean = batch
+    split_records = records.read(over["out"])  # checked against the schema
+    assert [r["split"]["index"] for r in split_records] == [0, 1]
+    for record in split_records:
+        entry = record["over_budget"]
+        assert record["metrics"] == {} and entry["reason"] == reason
+        assert entry["limit"] == {"time_s": 2.0, "mem_mb": over["job"]["limits"]["mem_mb"]}
+        assert set(entry["used"]) == {"wall_s", "cpu_s", "peak_rss_mb"}
+        if reason == "time":
+            assert entry["used"]["wall_s"] >= 1.9 and entry["detail"] == "stopped at the limit"
+        else:
+            assert entry["detail"].startswith("MemoryError: Unable to allocate 7.45 PiB")
+    with_metrics = copy.deepcopy(split_records[0])
+    with_metrics["metrics"] = {"accuracy_k1": 0.5}  # an over-budget record has none
+    with pytest.raises(ValueError, match="metrics"):
+        records.validate({"schema_version": 1, "records": [with_metrics]})
+    finished = records.read(euclidean["out"])[0]
+    del finished["timings"]["fit_wall_s"]  # a finished one has all its timings
+    with pytest.raises(ValueError, match="fit_wall_s"):
+        records.validate({"schema_version": 1, "records": [finished]})
+    measured_again = copy.deepcopy(split_records[0])
+    measured_again["over_budget"]["used"]["wall_s"] += 1.0
+    assert records.content_hash(measured_again) == records.content_hash(split_records[0])
+    assert job.is_current(over["job"], over["out"])
+    longer = copy.deepcopy(over["job"])
+    longer["limits"]["time_s"] = 4.0
+    failing = copy.deepcopy(over["job"])
+    failing["limits"]["over_budget"] = "fail"
+    assert job.why_not_current(longer, over["out"]) == "other limits"
+    assert job.why_not_current(failing, over["out"]) == "other limits"
+    # MLflow and the report
+    summary = tracking.ingest([over["out"], euclidean["out"]])
+    assert summary["counts"]["created"] == 4
+    source = report_runs.RecordRuns([over["out"], euclidean["out"]])
+    parents, _ = source.load()
+    text = tables.mean_std(parents, "accuracy_k1", scale=100)
+    assert text.loc["iris", f"{name.lower()}"] == "over budget"
+    assert text.loc["wine", "euclidean"] not in ("over budget", "–")
+    if reason == "time":  # every section of the page takes a parent without metrics
+        from dmlbench import report
+
+        page = report.build(source, tmp_path / "page").read_text()
+        assert page.count(">over budget<") >= 2  # the 1-NN and 3-NN accuracy tables
+    import mlflow
+
+    tagged = mlflow.search_runs(experiment_names=["track-test"],
+                                filter_string=f"tags.`{tracking.voc.Tag.OVER_BUDGET}` != ''")
+    assert len(tagged) == 3  # the parent and its two splits
+    assert all(t.startswith(f"{reason}: ") or t.startswith(f"2 of 2 splits; {reason}: ")
+               for t in tagged[f"tags.{tracking.voc.Tag.OVER_BUDGET}"])
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+@pytest.mark.parametrize("name, how", [
+    ("Exits", "ended the process with exit status 0 before its record was written"),
+    ("Crashes", "ended the process by signal SIGSEGV (segmentation fault)")])
+def test_a_workflow_step_whose_job_ends_its_process_names_it(tmp_path, name, how):
+    """Issue 45.8 through Snakemake: a job of a shared step (job_group) that ends the process
+    (`os._exit(0)`: Snakemake's "filesystem latency" message before; a segmentation fault: a
+    log ending at a progress bar) is named in the step's log, the other jobs of the step run
+    and their records are kept for the next run."""
+    import yaml
+    from conftest import copy_project, snakemake
+
+    work = copy_project(tmp_path)
+    (work / "config/plugins").mkdir()
+    (work / "config/plugins/misbehaving.py").write_text(MISBEHAVING)
+    settings = {**TINY, "datasets": {"iris": None},
+                "methods": {"euclidean": {"job_group": "shared"},
+                            "bad": {"class": f"plugins/misbehaving.py:{name}",
+                                    "job_group": "shared"},
+                            "rca": {"job_group": "shared"}}}
+    (work / "config/tiny.yaml").write_text(yaml.safe_dump(settings))
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlruns.db'}"}
+    result = snakemake(work, "--cores", "1", "--configfile", "config/tiny.yaml", env=env)
+    assert result.returncode != 0
+    assert "filesystem latency" not in result.stderr
+    log = (work / "logs/tiny/run/shared.log").read_text()
+    assert f"dmlbench run: error: method 'bad' on data set 'iris' {how}" in log
+    assert log.rstrip().splitlines()[-1].startswith("dmlbench run: error: 1 of 3 jobs failed: "
+                                                    f"method 'bad' on data set 'iris' {how}")
+    runs = work / "results/tiny/runs/iris"
+    assert sorted(p.parent.name for p in runs.rglob(".part0.json.kept")) == ["euclidean", "rca"]
+
+
+# ---- 12. tracking stores that cannot be used: one line, in seconds (issue 45.9)
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound once, then released)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("scheme, shown", [
+    ("postgresql://user:secret@127.0.0.1:{port}/mlflow", "postgresql://127.0.0.1/mlflow"),
+    ("http://127.0.0.1:{port}", "http://127.0.0.1:{port}"),
+])
+def test_an_unreachable_tracking_store_is_one_line_naming_it(tmp_path, monkeypatch, capsys,
+                                                            scheme, shown):
+    """A PostgreSQL store or tracking server on a closed port: one line naming the store by
+    scheme and name (no credentials) with the remedy, no traceback, and no minutes of MLflow's
+    retries (the connection is refused at once; an unanswered one waits CONNECT_TIMEOUT_S)."""
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    port = _closed_port()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", scheme.format(port=port))
+    assert cli.main(["ingest", str(paths[0])]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0] and "secret" not in err[0], err
+    assert err[0].startswith(f"dmlbench ingest: error: cannot reach the MLflow store "
+                             f"{shown.format(port=port)} (Connection refused): start it")
+    assert "MLFLOW_TRACKING_URI" in err[0]
+    assert tracking.CONNECT_TIMEOUT_S <= 10
+
+
+def test_a_tracking_store_of_an_old_schema_names_mlflow_db_upgrade(tmp_path, monkeypatch,
+                                                                  capsys):
+    """A SQLite store made by an older MLflow (its alembic revision behind this MLflow's):
+    one line naming the store and `mlflow db upgrade`."""
+    paths = run_jobs(copy.deepcopy(CFG), tmp_path, tmp_path)
+    uri = f"sqlite:///{tmp_path / 'old.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    assert cli.main(["ingest", str(paths[0])]) == 0
+    tracking.create_schema_once.cache_clear()  # a new process opens it again
+    with sqlite3.connect(tmp_path / "old.db") as db:  # an older MLflow's revision
+        db.execute("UPDATE alembic_version SET version_num = '0a8213491aaa'")
+    capsys.readouterr()
+    assert cli.main(["ingest", str(paths[1])]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    assert err[0].startswith("dmlbench ingest: error: the MLflow store sqlite: old.db has an "
+                             "old schema (version 0a8213491aaa; this MLflow needs ")
+    assert "mlflow db upgrade" in err[0]

@@ -3,6 +3,7 @@ import gzip
 import importlib.util
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,107 @@ def test_pieces_publish_resume_in_a_fresh_clone_and_rerun_only_changed_settings(
         else:
             assert content != first[(ds, method)]
             assert record["method"]["config_params"] == {"shrinkage": "auto"}
+
+
+def _fake_published(published: Path, config: dict, version: str) -> None:
+    """Published record files of every job of `config` with the parent keys and splits it
+    gives them, made by code version `version` (only what `restore` and the code-version check
+    read)."""
+    results = Path("results", config["benchmark"])
+    for relative, (key, splits) in pieces.wanted(config, pieces.plan.jobs(config)).items():
+        path = published / "runs" / relative.relative_to("runs").with_suffix(".json.gz")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(gzip.compress(json.dumps({"records": [
+            {"parent_key": key, "split": {"index": i},
+             "environment": {"code_version": version}} for i in splits]}).encode()))
+    assert results  # the results folder the records are restored into
+
+
+def test_records_of_another_code_version_stop_the_pieces_naming_both(tmp_path, monkeypatch,
+                                                                    capsys):
+    """Issue 46.6: one published run is one code version. Published records of another code
+    version than this checkout's stop the run before any job, naming both versions and a
+    record file; `--allow-mixed-code` runs (and publishes) all the same."""
+    monkeypatch.chdir(tmp_path)
+    config_file = tmp_path / "pieces.yaml"
+    config_file.write_text(yaml.safe_dump({**PIECES_CONFIG, "data": {"cache": "cache"}}))
+    config = pieces.load(str(config_file), [])
+    _fake_published(tmp_path / "reports" / "pieces" / "records", config, "0123456789ab")
+    current = pieces.records.code_version()  # (cached) before the fake below stands in for git
+    calls = []
+    monkeypatch.setattr(pieces.subprocess, "run", lambda command, **kw: calls.append(command)
+                        or subprocess.CompletedProcess(command, 0))
+    assert pieces.main([str(config_file)]) == 2
+    err = capsys.readouterr().err
+    assert f"records of another code version than this checkout's ({current})" in err
+    assert "code version 0123456789ab (4 record files, e.g. results/pieces/runs/" in err
+    assert "--allow-mixed-code" in err and calls == []
+    assert pieces.main([str(config_file), "--allow-mixed-code"]) == 0
+    _fake_published(tmp_path / "reports" / "pieces" / "records", config, current)
+    shutil.rmtree(tmp_path / "results")
+    assert pieces.main([str(config_file)]) == 0  # one code version: nothing stops it
+
+
+#: a plug-in method that fails while ./FAIL exists
+FAILING = '''
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+
+class Failing(TransformerMixin, BaseEstimator):
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
+    def fit(self, X, y=None):
+        if Path("FAIL").exists():
+            raise np.linalg.LinAlgError("fails while FAIL exists")
+        self.scale_ = self.scale / np.std(X, axis=0).clip(1e-12)
+        return self
+
+    def transform(self, X):
+        return np.asarray(X) * self.scale_
+'''
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_a_changed_job_that_fails_is_not_published_with_its_old_records(tmp_path, monkeypatch,
+                                                                       capsys):
+    """Issue 45.3: a job whose settings changed and that then fails gets its previous record
+    file put back by Snakemake; the pieces must neither publish it (its config.json names the
+    new settings) nor exit 0. The next invocation, once the job works, publishes its new
+    records."""
+    from dmlbench import publish
+    from dmlbench.run import plan
+
+    work = copy_project(tmp_path)
+    monkeypatch.chdir(work)
+    (work / "config/plugins").mkdir()
+    (work / "config/plugins/failing.py").write_text(FAILING)
+    settings = {**PIECES_CONFIG, "datasets": {"iris": None},
+                "methods": {"euclidean": None, "failing": {"class": "plugins/failing.py:Failing"}}}
+    config = work / "config" / "pieces.yaml"
+    config.write_text(yaml.safe_dump(settings))
+    published = work / "reports" / "pieces" / "records"
+    records = {m: published / "runs" / "iris" / m / "part0.json.gz" for m in settings["methods"]}
+    assert pieces.main([str(config), "--cores", "1"]) == 0
+    first = {m: path.read_bytes() for m, path in records.items()}
+    settings["methods"]["failing"]["params"] = {"scale": 2.0}
+    config.write_text(yaml.safe_dump(settings))
+    (work / "FAIL").touch()
+    capsys.readouterr()
+    assert pieces.main([str(config), "--cores", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert "results/pieces/runs/iris/failing/part0.json: other settings, set aside" in out
+    assert "jobs failed on 1 data sets: iris" in err
+    assert not records["failing"].exists() and records["euclidean"].read_bytes() == \
+        first["euclidean"]
+    paths, _, published_config = publish.verified_files(published)
+    assert [plan.record_mismatch(published_config, r) for p in paths
+            for r in json.loads(gzip.decompress(p.read_bytes()))["records"]] == [None, None]
+    (work / "FAIL").unlink()
+    assert pieces.main([str(config), "--cores", "1"]) == 0
+    [record, *_] = json.loads(gzip.decompress(records["failing"].read_bytes()))["records"]
+    assert record["method"]["config_params"] == {"scale": 2.0}

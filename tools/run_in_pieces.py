@@ -10,7 +10,13 @@ so a rerun in a fresh clone skips them (`dmlbench run` skips a job whose record 
 current) and only the rest is computed. A data set is done when all its jobs are published with
 the settings the config gives them now (parent key and splits): a published record of earlier
 settings is not restored, so its job runs again. Failed jobs (`--keep-going`) are retried by
-the next invocation.
+the next invocation, which exits non-zero naming the data sets whose jobs failed.
+
+Only records the config asks for now are published: a record file that holds the results of
+other settings (Snakemake puts back the previous version of a step's outputs when the step
+fails) is named and left out (`dmlbench.run.job.stale_records`). One published run is one code
+version (`dmlbench.records.code_version`): records of another code version than those published
+(or computed) already stop the run, naming both versions, unless `--allow-mixed-code`.
 The config needs `datasets_per_job: 1`, so that one data set's jobs are steps of their own.
 
     python tools/run_in_pieces.py config/reality-check.yaml --extra mirror.yaml --cores 2 --commit
@@ -30,7 +36,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -40,7 +45,8 @@ import yaml
 from snakemake.utils import update_config
 
 from dmlbench import config as cfg
-from dmlbench.run import plan, sources
+from dmlbench import records
+from dmlbench.run import job, plan, sources
 
 #: the virtual environment's commands, whatever PATH says
 BIN = Path(sys.executable).parent
@@ -70,7 +76,8 @@ def wanted(config: dict, jobs: list[plan.Job]) -> dict[Path, tuple[str, list[int
     """Each job's record file (relative to the results folder) with the parent key and the
     splits its records must carry: what the config asks for now (`plan.job_spec`)."""
     return {Path(plan.record_path(config, j)).relative_to(Path("results", cfg.benchmark(config))):
-            (plan.job_spec(config, j.dataset, j.method, j.splits)["parent_key"], list(j.splits))
+            (plan.job_spec(config, j.dataset, j.method, j.splits, j.train_size)["parent_key"],
+             list(j.splits))
             for j in jobs}
 
 
@@ -132,6 +139,67 @@ def publish_report(bench: str, reports: Path, commit: bool) -> None:
                         str(reports / "scoreboard.csv")], check=True)
         subprocess.run(["git", "commit", "-q", "-m", f"{bench}: report rebuilt from the "
                         "published records, scoreboard written"], check=False)
+def set_aside_stale(config: dict, paths: list[str | Path]) -> list[tuple[Path, str]]:
+    """Set aside (`<name>.stale`) the record files among `paths` that hold other results than
+    the config asks of their jobs now (`job.stale_records`), e.g. the previous version
+    Snakemake put back when the step that rewrote it failed: Snakemake, which recorded the new
+    settings, would find nothing to do, so the next run computes them. Returns them with why."""
+    stale = job.stale_records(config, paths)
+    for path, _ in stale:
+        records.set_aside(path, ".stale")
+    return stale
+
+
+def publishable(config: dict, results: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(the record files under `results` to publish, [(record file left out, why)]): every job
+    of the config whose record file exists, holds the parent key and splits the config gives
+    its job (`holds`) and is not of other settings, splits or data than the job asks for now
+    (those are set aside, `set_aside_stale`)."""
+    want = wanted(config, plan.jobs(config))
+    present = [results / relative for relative in want if (results / relative).exists()]
+    left_out = set_aside_stale(config, present)
+    out = []
+    for path in present:
+        if not path.exists():  # set aside
+            continue
+        try:
+            current = holds(path.read_bytes(), want[path.relative_to(results)])
+        except (OSError, ValueError, KeyError):
+            left_out.append((path, "unreadable"))
+            continue
+        if current:
+            out.append(path)
+        else:
+            left_out.append((path, "other settings or splits"))
+    return out, left_out
+
+
+def code_versions(paths) -> dict[str, list[Path]]:
+    """{code version: record files} of record files (plain or gzip-compressed JSON); a record
+    written before code versions were recorded counts as 'unknown'."""
+    out: dict[str, list[Path]] = {}
+    for path in map(Path, paths):
+        content = path.read_bytes()
+        document = json.loads(gzip.decompress(content) if path.suffix == ".gz" else content)
+        for version in {r["environment"].get("code_version", "unknown")
+                        for r in document["records"]}:
+            out.setdefault(version, []).append(path)
+    return out
+
+
+def mixed_code(versions: dict[str, list[Path]], current: str) -> str | None:
+    """Why records of these code versions (`code_versions`) and this checkout's (`current`)
+    cannot make one published run, naming the versions and a file of each; None when there is
+    one version."""
+    others = {v: paths for v, paths in versions.items() if v != current}
+    if not others:
+        return None
+    shown = "; ".join(f"code version {v} ({len(paths)} record files, e.g. {paths[0]})"
+                      for v, paths in others.items())
+    return (f"records of another code version than this checkout's ({current}): {shown}. One "
+            "published run comes from one code version: run from the commit that made them, or "
+            "delete those records (published and under results/) to compute them again, or "
+            "pass --allow-mixed-code (the report then warns)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="*", default=[], help="data-set labels to run")
     p.add_argument("--commit", action="store_true", help="git commit each published piece")
     p.add_argument("--dry-run", action="store_true", help="print the order and job counts")
+    p.add_argument("--allow-mixed-code", action="store_true",
+                   help="publish records of several code versions together")
     args = p.parse_args(argv)
     config = load(args.configfile, args.extra)
     if config.get("datasets_per_job") != 1:
@@ -159,9 +229,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.commit and subprocess.run(["git", "check-ignore", "-q", str(published)]).returncode == 0:
         p.error(f"--commit: {published} is ignored by .gitignore; add `!/{published.parent}/` "
                 "to it (published reports are listed there)")
+    current = records.code_version()
     want = wanted(config, jobs)
     print(f"restored {restore(results, published, want=want)} published files into {results}",
           flush=True)
+    every = wanted(config, plan.jobs(config))
+    present = [results / relative for relative in every if (results / relative).exists()]
+    mixed = mixed_code(code_versions(present), current)
+    if mixed and not args.allow_mixed_code:
+        print(f"run_in_pieces: error: {mixed}", file=sys.stderr)
+        return 2
+    failed = []
     for label in sets:
         targets = [plan.record_path(config, j) for j in jobs if j.dataset == label]
         if all(is_published(results, published, t, want) for t in targets):
@@ -174,16 +252,28 @@ def main(argv: list[str] | None = None) -> int:
         if prepare.returncode:
             print(f"{label}: its prepare step failed (snakemake exit {prepare.returncode}; "
                   f"logs/prepare/ says why): skipped, the next invocation retries it", flush=True)
+            failed.append(f"{label} (prepare step)")
             continue
         restore(results, published, label, want)  # after the prepare step: newer than the split file
+        for path, why in set_aside_stale(config, [t for t in targets if Path(t).exists()]):
+            print(f"{path}: {why}, set aside as {path.name}.stale: computed again", flush=True)
         done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
                                "--configfile", args.configfile, *args.extra, "--", *targets])
         print(f"{time.strftime('%H:%M:%S')} {label}: snakemake exit {done.returncode} after "
               f"{time.time() - start:.0f} s", flush=True)
-        finished = sorted(str(p) for p in (results / "runs").glob("*/*/part*.json"))
+        if done.returncode:
+            failed.append(label)
+        finished, left_out = publishable(config, results)
+        for path, why in left_out:
+            print(f"{path}: not published ({why}: not the results the config asks for now; "
+                  "set aside, the next invocation computes it)", flush=True)
         if not finished:
             continue
-        subprocess.run([str(BIN / "dmlbench"), "publish", *finished, "--config-json",
+        mixed = mixed_code(code_versions(finished), current)
+        if mixed and not args.allow_mixed_code:
+            print(f"run_in_pieces: error: {mixed}", file=sys.stderr)
+            return 2
+        subprocess.run([str(BIN / "dmlbench"), "publish", *map(str, finished), "--config-json",
                         json.dumps(config, sort_keys=True), "--results", str(results),
                         "--out", str(published.parent)], check=True)
         if args.commit:
@@ -191,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
                                                                    "config.json")], check=True)
             subprocess.run(["git", "commit", "-q", "-m", f"{bench} records: {label} "
                             f"({len(finished)} record files)"], check=False)
+    if failed:
+        print(f"run_in_pieces: error: jobs failed on {len(failed)} data sets: "
+              f"{', '.join(failed)} (their logs under logs/{bench}/ say why); their records "
+              "are not published, the next invocation retries them", file=sys.stderr)
+        return 1
     every = wanted(config, plan.jobs(config))
     if args.commit and all(is_published(results, published, str(results / record), every)
                            for record in every):

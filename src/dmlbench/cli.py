@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import faulthandler
 import json
 import logging
 import os
@@ -261,8 +262,15 @@ def _run(args) -> None:
         raise ValueError(_workflow_command(args.config))
     if (args.job is None) == (args.batch is None):
         raise ValueError(_RUN_USAGE)
+    _faulthandler()
     if args.batch is not None:
-        ran = job.run_batch(json.loads(args.batch), threads=args.threads)
+        batch = json.loads(args.batch)
+        ran = job.run_batch(batch, threads=args.threads)
+        missing = [entry for entry in batch if not Path(entry["out"]).exists()]
+        if missing:  # every job ended well, yet: a bug, said in one line rather than by Snakemake
+            raise ValueError(f"{job.what(missing[0]['job'])} did not write its record file "
+                             f"{missing[0]['out']}" + (f" (nor {len(missing) - 1} other jobs "
+                                                       "theirs)" if len(missing) > 1 else ""))
     else:
         if args.out is None:
             raise ValueError("--job needs --out FILE (the record file to write)")
@@ -277,10 +285,19 @@ def _run(args) -> None:
             acc = {k: round(v, 4) for k, v in record["metrics"].items()
                    if k.startswith("accuracy")}
             print(f"{spec['dataset']['label']} / {spec['method']['label']} / split "
-                  f"{record['split']['index']}: {acc}", file=sys.stderr)
+                  f"{record['split']['index']}: "
+                  + ("over budget" if "over_budget" in record else str(acc)), file=sys.stderr)
+
+
+def _faulthandler() -> None:
+    """A crash in compiled code (a segmentation fault, an abort) prints where the interpreter
+    was in every thread, to the process's standard error (the job's log)."""
+    if not faulthandler.is_enabled():
+        faulthandler.enable(file=2, all_threads=True)
 
 
 def _study(args) -> None:
+    _faulthandler()
     study = studies.get(args.kind)
     check_writable(args.out)
     document = study.run(json.loads(args.job))
@@ -338,6 +355,7 @@ def _report(args) -> None:
                   + (f"updated {', '.join(changed)} from {args.settings}, manifest resealed"
                      if changed else f"report settings already those of {args.settings}"),
                   file=sys.stderr)
+        _check_published_records(args.records, publish.verified_files(args.records))
         tracked = read_json(args.tracking) if args.tracking else None
         publish.rebuild(args.records, args.out or "reports/rebuilt", progress=True,
                         workers=args.workers, tracked_summary=tracked)
@@ -357,6 +375,30 @@ def _report(args) -> None:
                  description=args.description or "", config_run_id=config_run_id,
                  manifest=args.manifest, record_links=links, workers=args.workers,
                  progress=True)
+
+
+def _check_published_records(records_dir: str, verified: tuple) -> None:
+    """Refuse a published records folder holding a record that is not of the job its
+    config.json gives it (`plan.record_mismatch`: other settings, another plug-in class, a
+    data set or method the config lacks), naming the first one."""
+    record_paths, _, published_config = verified
+    published_config = config.with_defaults(published_config)  # one written by an older schema
+    checked = set()  # the splits of one job: one check
+    for path in record_paths:
+        for record in records.load(path)["records"]:  # the manifest's sha256 vouches for it
+            method = record["method"]
+            job_of = json.dumps([record["parent_key"], record["dataset"]["label"],
+                                 method["label"], method["config_params"],
+                                 method.get("plugin")], sort_keys=True)
+            if job_of in checked:
+                continue
+            checked.add(job_of)
+            why = plan.record_mismatch(published_config, record)
+            if why is not None:
+                config_path = Path(records_dir).parent / "config.json"
+                raise ValueError(f"{path}: not a record of the job {config_path} gives it "
+                                 f"({why}); publish the records of one config together (the "
+                                 "workflow's publish step)")
 
 
 def _quiet_mlflow() -> None:
@@ -550,7 +592,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args.func(args)
     except (ValueError, KeyError, FileNotFoundError, IndexError, DownloadError,
-            job.BatchError) as err:
+            job.BatchError, tracking.StoreError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"dmlbench {args.command}: error: {message}", file=sys.stderr)
         return 2

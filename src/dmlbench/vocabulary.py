@@ -181,12 +181,14 @@ class Tag:
     PARENT_KEY = "dmlbench.parent_key"
     SPLIT = "dmlbench.split"
     GIT_COMMIT = "dmlbench.git_commit"
+    CODE_VERSION = "dmlbench.code_version"  # records.code_version: the code that computed it
     HOST = "dmlbench.host"  # where a split ran
     MACHINE = "dmlbench.machine"  # its CPU, cores and memory
     FINISHED = "dmlbench.finished"  # when it finished (ISO 8601)
     UNPINNED = "dmlbench.unpinned"  # downloaded files without a pin its data set came from
     PLUGIN = "dmlbench.plugin"  # a plug-in method: class path, package version or file sha256
     DATASET_FILE = "dmlbench.dataset_file"  # a data set given by a file: its name and sha256
+    OVER_BUDGET = "dmlbench.over_budget"  # a job over its time or memory: why, limit, use
     PARENT_RUN = "mlflow.parentRunId"
 
 

@@ -7,8 +7,10 @@ rerunning a job gives the same record apart from those two sections.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
+import hashlib
 import json
 import os
 import platform
@@ -71,6 +73,43 @@ def git_commit() -> str:
     return commit + ("+dirty" if dirty else "")
 
 
+#: what computes records, relative to the checkout: a commit that changes nothing here (one that
+#: only adds records, reports, docs, configs or tests) keeps the code version (`code_version`)
+CODE_PATHS = ("Snakefile", "src/dmlbench", "workflow")
+
+
+@functools.cache
+def code_version() -> str:
+    """The version of the code that computes records: the first 12 hex digits of the sha256 of
+    the git object ids of `CODE_PATHS` at HEAD (trees for the folders), so that a commit that
+    only adds records or docs keeps it, with '+dirty.<8 hex digits>' when those paths have
+    uncommitted changes (the digits a digest of the changes, untracked files included: two
+    different edits are two versions); 'unknown' outside a git checkout. Published runs
+    should come from one code version (`tools/run_in_pieces.py` refuses to mix them, the
+    report warns)."""
+    root = Path(__file__).resolve().parents[3]
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, check=True,
+                              timeout=30).stdout
+
+    try:
+        objects = git("rev-parse", *(f"HEAD:{path}" for path in CODE_PATHS))
+        changed = git("diff", "HEAD", "--binary", "--", *CODE_PATHS)
+        untracked = git("ls-files", "--others", "--exclude-standard", "-z", "--", *CODE_PATHS)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    version = hashlib.sha256(objects).hexdigest()[:12]
+    if not changed and not untracked:
+        return version
+    changes = hashlib.sha256(changed)
+    for name in sorted(filter(None, untracked.split(b"\0"))):
+        changes.update(name + b"\0")
+        with contextlib.suppress(OSError):
+            changes.update((root / name.decode()).read_bytes())
+    return f"{version}+dirty.{changes.hexdigest()[:8]}"
+
+
 def _plain(value):
     """JSON-safe copy of a parameter value (numpy scalars to Python numbers)."""
     return json.loads(json.dumps(value, default=lambda v: getattr(v, "item", lambda: str(v))()))
@@ -79,6 +118,27 @@ def _plain(value):
 def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings, threads) -> dict:
     """The record of one finished split of a job."""
     scalars, curves = split_curves(metrics)
+    record = _identified(spec, job_key, dataset.name, dataset.meta, split, est, params)
+    record["preprocess"].update(pre_info)
+    return {**record, "metrics": scalars, "curves": curves, "fit_info": _plain(est.fit_info()),
+            "timings": {**{key: float(v) for key, v in timings.items()}, "threads": threads},
+            "environment": environment()}
+
+
+def build_over_budget(spec, job_key, name: str, meta: dict, split, est, params,
+                      over_budget: dict, threads: int) -> dict:
+    """The record of a split of a job that went over its time limit or memory (the config's
+    `over_budget: record`): what identifies it, no metrics, and `over_budget` (`reason`,
+    `limit`, what the job `used`, `detail`). `name`, `meta`: the cached data set's name and
+    metadata; `est`: the method as built for the split (not fitted)."""
+    record = _identified(spec, job_key, name, meta, split, est, params)
+    return {**record, "metrics": {}, "fit_info": {}, "timings": {"threads": threads},
+            "environment": environment(), "over_budget": over_budget}
+
+
+def _identified(spec, job_key, name: str, meta: dict, split, est, params) -> dict:
+    """What a record of split `split` (its index, training and test points) of job `spec` says
+    about its job, data, split, preprocessing steps and method."""
     return {
         "schema_version": SCHEMA_VERSION,
         "job_key": job_key,
@@ -86,15 +146,15 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
         "benchmark": spec["benchmark"],
         "dataset": {
             "label": spec["dataset"]["label"],
-            "name": dataset.name,
-            "source": dataset.meta["source"],
-            "papers": dataset.meta["papers"],
-            "n": dataset.meta["n"],
-            "d": dataset.meta["d"],
-            "n_classes": dataset.meta["n_classes"],
-            "sha256": dataset.meta["sha256"],
-            **({"unpinned": dataset.meta["unpinned"]} if dataset.meta.get("unpinned") else {}),
-            **({"file": dataset.meta["file"]} if dataset.meta.get("file") else {}),
+            "name": name,
+            "source": meta["source"],
+            "papers": meta["papers"],
+            "n": meta["n"],
+            "d": meta["d"],
+            "n_classes": meta["n_classes"],
+            "sha256": meta["sha256"],
+            **({"unpinned": meta["unpinned"]} if meta.get("unpinned") else {}),
+            **({"file": meta["file"]} if meta.get("file") else {}),
         },
         "split": {
             "protocol": spec["protocol"],
@@ -107,7 +167,7 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
             # a learning curve's size (the training part subsampled); absent for full ones
             **({"train_size": spec["train_size"]} if spec.get("train_size") else {}),
         },
-        "preprocess": {"steps": spec["preprocess"], **pre_info},
+        "preprocess": {"steps": spec["preprocess"]},
         "method": {
             "label": spec["method"]["label"],
             "name": spec["method"]["name"],
@@ -119,17 +179,19 @@ def build(spec, job_key, dataset, split, pre_info, est, params, metrics, timings
         },
         "k": spec["k"],
         "hubness_k": spec["hubness_k"],
-        "metrics": scalars,
-        "curves": curves,
-        "fit_info": _plain(est.fit_info()),
-        "timings": {**{key: float(v) for key, v in timings.items()}, "threads": threads},
-        "environment": {
-            "versions": package_versions(),
-            "git_commit": git_commit(),
-            "host": socket.gethostname(),
-            "machine": machine(),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        },
+    }
+
+
+def environment() -> dict:
+    """Where and with what a record was computed: package versions, git commit and code
+    version, host, machine, and when it finished."""
+    return {
+        "versions": package_versions(),
+        "git_commit": git_commit(),
+        "code_version": code_version(),
+        "host": socket.gethostname(),
+        "machine": machine(),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
 
@@ -148,11 +210,14 @@ def job_key(parent_key: str, split: int) -> str:
 def content_hash(record: dict) -> str:
     """sha256 of the record without its volatile parts (`VOLATILE` sections, and the `fit_info`
     entries whose key ends in `_s`: seconds a method measured itself, e.g. a CV search's time;
-    likewise the `tuning` entry's times): equal for an identical rerun."""
+    likewise the `tuning` entry's times, and what an over-budget job `used`): equal for an
+    identical rerun."""
     stable = {k: v for k, v in record.items() if k not in VOLATILE}
     for section in ("fit_info", "tuning"):
         if section in stable:
             stable[section] = {k: v for k, v in stable[section].items() if not k.endswith("_s")}
+    if "over_budget" in stable:
+        stable["over_budget"] = {k: v for k, v in stable["over_budget"].items() if k != "used"}
     return voc.digest(stable, None)
 
 

@@ -42,7 +42,9 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
+import socket
 import sqlite3
 import tempfile
 import time
@@ -73,7 +75,8 @@ KEY, KIND, HASH = voc.Tag.KEY, voc.Tag.KIND, voc.Tag.CONTENT_HASH
 #: bump when what is logged per record changes, so existing runs are updated on the next ingest
 #: (4: N_k histograms as the artifact `histograms.json`, parents tagged with a content hash;
 #: 5: a tuned split's `tuning` entry as the artifact `tuning.json`; 6: its tuning time as the
-#: metrics `tuning_wall_s`, `tuning_cpu_s`)
+#: metrics `tuning_wall_s`, `tuning_cpu_s`, the code version as a tag and in the content hashes,
+#: an over-budget record's tag)
 LAYOUT_VERSION = 6
 ARRAYS_ARTIFACT = "arrays.npz"
 
@@ -124,14 +127,52 @@ def store_label(uri: str | None = None) -> str:
 
 
 def client():
+    """A client of the store `tracking_uri()`, which answers (`check_reachable`) and has its
+    tables (`create_schema_once`); a `StoreError` in one line when it cannot be used."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow
     from mlflow.tracking import MlflowClient
 
     uri = tracking_uri()
+    check_reachable(uri)
     create_schema_once(uri)
     mlflow.set_tracking_uri(uri)
     return MlflowClient(tracking_uri=uri)
+
+
+class StoreError(RuntimeError):
+    """The tracking store cannot be used (unreachable, refusing the connection, of an old
+    schema): one line naming it by scheme and name (`store_label`), with the remedy."""
+
+
+#: seconds a tracking server or database has to accept a connection (MLflow's own HTTP client
+#: retries a refused connection for minutes, its database layer for tens of seconds)
+CONNECT_TIMEOUT_S = 5
+#: default ports of the stores that are reached over the network
+_PORTS = {"http": 80, "https": 443, "postgresql": 5432, "mysql": 3306, "mssql": 1433}
+#: what a store needs to be used again, by how it failed
+_REMEDY = ("start it (or check its address), or set MLFLOW_TRACKING_URI to a store that "
+           "answers; the default, sqlite:///mlruns.db, needs no server")
+
+
+def check_reachable(uri: str) -> None:
+    """A `StoreError` when the server or database of `uri` (http, https, postgresql, mysql,
+    mssql) does not accept a TCP connection within `CONNECT_TIMEOUT_S` seconds."""
+    parts = urllib.parse.urlsplit(uri)
+    scheme = parts.scheme.split("+", 1)[0]
+    if scheme not in _PORTS:
+        return
+    try:
+        host, port = parts.hostname or "localhost", parts.port or _PORTS[scheme]
+    except ValueError as err:  # a port that is not a number
+        raise StoreError(f"the MLflow store {store_label(uri)}: {err}") from None
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as err:
+        why = (f"no answer within {CONNECT_TIMEOUT_S} s" if isinstance(err, TimeoutError)
+               else err.strerror or str(err))
+        raise StoreError(f"cannot reach the MLflow store {store_label(uri)} ({why}): "
+                         f"{_REMEDY}") from None
 
 
 #: pg_advisory_lock key of the schema set-up (any constant shared by every dmlbench process)
@@ -159,9 +200,10 @@ def create_schema_once(uri: str) -> None:
     elif scheme == "postgresql":
         import sqlalchemy  # MLflow's database layer: heavy like mlflow, so imported here only
 
-        engine = sqlalchemy.create_engine(uri, poolclass=sqlalchemy.pool.NullPool)
+        engine = sqlalchemy.create_engine(uri, poolclass=sqlalchemy.pool.NullPool,
+                                          connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
         try:
-            with engine.connect() as connection:
+            with _opening(uri), engine.connect() as connection:
                 connection.execute(sqlalchemy.text("SELECT pg_advisory_lock(:key)"),
                                    {"key": _PG_SCHEMA_LOCK})
                 try:
@@ -182,7 +224,33 @@ def _open_store(uri: str) -> None:
 
     _synchronous_normal_in_wal()
     _use_wal(uri)
-    SqlAlchemyStore(uri, _local_artifact_root(uri) or "./mlartifacts")
+    with _opening(uri):
+        SqlAlchemyStore(uri, _local_artifact_root(uri) or "./mlartifacts")
+
+
+@contextlib.contextmanager
+def _opening(uri: str):
+    """Turn what a database store says when it cannot be opened into a `StoreError` in one
+    line: an old schema (the remedy: `mlflow db upgrade`), a refused connection or login."""
+    from mlflow.exceptions import MlflowException
+    from sqlalchemy.exc import DBAPIError
+
+    try:
+        yield
+    except MlflowException as err:
+        found = re.search(r"out-of-date database schema \(found version (\S+), but expected "
+                          r"(\S+?)\)", str(err))
+        if found is None:
+            raise
+        raise StoreError(f"the MLflow store {store_label(uri)} has an old schema (version "
+                         f"{found[1]}; this MLflow needs {found[2]}): back it up, then run "
+                         "`mlflow db upgrade \"$MLFLOW_TRACKING_URI\"`, or use a new store") \
+            from None
+    except DBAPIError as err:
+        if store_error(err) is not None:  # full or read-only: `ingest` says so in one line
+            raise
+        raise StoreError(f"cannot open the MLflow store {store_label(uri)} "
+                         f"({_first_line(err.orig or err)}): {_REMEDY}") from None
 
 
 #: file systems on which SQLite's write-ahead log is unsafe (it needs shared memory between the
@@ -516,10 +584,23 @@ def _tags(record: dict, kind: str) -> dict:
     if record["dataset"].get("file"):
         file = record["dataset"]["file"]
         tags[voc.Tag.DATASET_FILE] = f"{file['file']} sha256:{file['sha256']}"
-    if "machine" in record["environment"]:  # records written before it was recorded lack it
-        tags[voc.Tag.MACHINE] = record["environment"]["machine"]
+    if "over_budget" in record:
+        tags[voc.Tag.OVER_BUDGET] = over_budget_text(record["over_budget"])
+    for key, tag in (("machine", voc.Tag.MACHINE), ("code_version", voc.Tag.CODE_VERSION)):
+        if key in record["environment"]:  # records written before it was recorded lack it
+            tags[tag] = record["environment"][key]
     tags.update({f"version.{k}": v for k, v in record["environment"]["versions"].items()})
     return tags
+
+
+def over_budget_text(entry: dict) -> str:
+    """A record's `over_budget` entry in one line (the runs' tag `voc.Tag.OVER_BUDGET`), e.g.
+    'time: limit 600 s; used 612 s wall, 598 s CPU, peak 1234 MB'."""
+    limit = (f"limit {entry['limit']['time_s']:g} s" if entry["reason"] == "time" else
+             f"reserved {entry['limit']['mem_mb']:g} MB")
+    used = entry["used"]
+    return (f"{entry['reason']}: {limit}; used {used['wall_s']:.0f} s wall, "
+            f"{used['cpu_s']:.0f} s CPU, peak {used['peak_rss_mb']:.0f} MB")
 
 
 def _start(mlclient, exp_id: str, key: str, kind: str, name: str, parent_id: str | None = None,
@@ -548,18 +629,29 @@ def parent_content(group: list[dict], digest: str | None = None) -> RunContent:
     the content hash of the group (`parent_digest`, computed unless given)."""
     first = group[0]
     tags = {**_tags(first, voc.RunKind.PARENT), HASH: digest or parent_digest(group)}
+    over = [r for r in group if "over_budget" in r]
+    if over:  # its mean is not one of all its splits: the parent is over budget
+        tags[voc.Tag.OVER_BUDGET] = (f"{len(over)} of {len(group)} splits; "
+                                     + over_budget_text(over[0]["over_budget"]))
     return RunContent.of(summary(group), _flat_params(first), tags, mean_curves(group))
 
 
 def parent_digest(group: list[dict]) -> str:
-    """The content hash a parent run is tagged with: of its splits' content (`LAYOUT_VERSION`
-    first), so the parent is logged again when a split or the layout changes."""
-    return f"{LAYOUT_VERSION}:" + voc.digest([records.content_hash(r) for r in group], None)
+    """The content hash a parent run is tagged with: of its splits' content and code versions
+    (`LAYOUT_VERSION` first), so the parent is logged again when a split, the code that
+    computed it or the layout changes."""
+    return f"{LAYOUT_VERSION}:" + voc.digest([_stable_and_code(r) for r in group], None)
 
 
 def split_digest(record: dict) -> str:
-    """The content hash a split run is tagged with (`LAYOUT_VERSION` first)."""
-    return f"{LAYOUT_VERSION}:{records.content_hash(record)}"
+    """The content hash a split run is tagged with (`LAYOUT_VERSION` first): of its content
+    (`records.content_hash`) and its code version, so that a record computed again by other
+    code, with the same numbers, still updates the run's code-version tag."""
+    return f"{LAYOUT_VERSION}:" + voc.digest(_stable_and_code(record), None)
+
+
+def _stable_and_code(record: dict) -> list[str]:
+    return [records.content_hash(record), record["environment"].get("code_version", "")]
 
 
 def _split_files(record: dict, folder: Path) -> dict[str, Path | str]:

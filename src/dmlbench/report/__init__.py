@@ -27,7 +27,7 @@ from .._version import __version__
 from ..files import atomic_path, write_json
 from ..records import tracking
 from ..records.public import public_config
-from . import runs, settings
+from . import runs, settings, tables
 from .base import Context
 from .render import Renderer
 from .sections import SECTIONS
@@ -89,6 +89,7 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
         record_links=record_links is not None,
         manifest_sha256=None if manifest is None else _sha256(Path(manifest)),
         unpinned=unpinned_files(splits),
+        code_versions=list(tables.code_versions(splits)),
         n_datasets=parents["dataset"].nunique(), n_methods=parents["method"].nunique(),
         n_parents=len(parents), n_splits=len(splits), version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M %Z"))

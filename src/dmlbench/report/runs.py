@@ -343,9 +343,10 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         "hubness_reduction": frame.get(f"tags.{voc.Tag.HUBNESS_REDUCTION}"),
         "split": frame.get(f"tags.{voc.Tag.SPLIT}"),
         **{name: frame.get(f"tags.{tag}") for name, tag in (
-            ("git_commit", voc.Tag.GIT_COMMIT), ("host", voc.Tag.HOST),
+            ("git_commit", voc.Tag.GIT_COMMIT), ("code_version", voc.Tag.CODE_VERSION),
+            ("host", voc.Tag.HOST),
             ("machine", voc.Tag.MACHINE), ("finished", voc.Tag.FINISHED),
-            ("unpinned", voc.Tag.UNPINNED))},
+            ("unpinned", voc.Tag.UNPINNED), ("over_budget", voc.Tag.OVER_BUDGET))},
     })
     versions = frame[[c for c in frame.columns if c.startswith("tags.version.")]]
     versions.columns = [c[len("tags."):] for c in versions.columns]

@@ -22,8 +22,20 @@ def mean_std(parents: pd.DataFrame, metric: str, scale: float = 1.0, digits: int
     mean = parents.pivot(index="dataset", columns="method", values=voc.mean(metric)) * scale
     std = parents.pivot(index="dataset", columns="method", values=voc.std(metric)) * scale
     text = mean.map(lambda v: f"{v:.{digits}f}") + " ± " + std.map(lambda v: f"{v:.{digits}f}")
-    text = text.where(mean.notna(), "–")
-    return text.reindex(index=datasets, columns=methods)
+    text = text.where(mean.notna(), "–").reindex(index=datasets, columns=methods)
+    return text.mask(over_budget(parents), "over budget")
+
+
+def over_budget(parents: pd.DataFrame) -> pd.DataFrame:
+    """Data set x method mask of the parent runs whose job went over its time or memory
+    (`over_budget` records, config `over_budget: record`): shown as "over budget", never as a
+    number of the splits that finished."""
+    datasets, methods = order(parents)
+    if "over_budget" not in parents:
+        return pd.DataFrame(False, index=datasets, columns=methods)
+    over = parents.assign(over=parents["over_budget"].notna())
+    return over.pivot(index="dataset", columns="method", values="over").reindex(
+        index=datasets, columns=methods).eq(True)
 
 
 def values(parents: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -113,3 +125,20 @@ def duration(seconds: float) -> str:
     minutes = seconds / 60
     return f"{seconds:.0f} s" if minutes < 2 else (
         f"{minutes:.1f} min" if minutes < 120 else f"{minutes / 60:.2f} h")
+
+
+def code_versions(splits: pd.DataFrame) -> dict[str, tuple[int, list[str]]]:
+    """{code version: (its split runs, the git commits they name)} of the split runs, most
+    splits first (`records.code_version`; 'unknown' for records written before it was
+    recorded, when other runs have one); {} when no run names one."""
+    if "code_version" not in splits or splits["code_version"].isna().all():
+        return {}
+    commits = splits["git_commit"] if "git_commit" in splits else None
+    known = pd.DataFrame({"code_version": splits["code_version"].fillna("unknown"),
+                          "git_commit": "unknown" if commits is None else commits.fillna("unknown")})
+    out = {}
+    for version, rows in sorted(known.groupby("code_version"), key=lambda g: -len(g[1])):
+        commits = [str(c)[:12] + ("+dirty" if str(c).endswith("+dirty") else "")
+                   for c in rows["git_commit"].value_counts().index]
+        out[str(version)] = (len(rows), commits)
+    return out

@@ -7,6 +7,7 @@ import hashlib
 import random
 import shutil
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from ..measure.evaluation import (PeakMemory, evaluate, neighbour_depths, stopwa
 from ..methods import plugins
 from ..methods import registry as method_registry
 from ..methods.hubness_reduced import HubnessReduced
-from . import loo, plan, preprocessing, protocols, resources, tuning
+from . import loo, plan, preprocessing, protocols, resources, supervise, time_limit, tuning
 
 
 def method_seed(seed: int, split: int) -> int:
@@ -255,21 +256,25 @@ class BatchError(RuntimeError):
 
 
 def run_batch(batch: list[dict], threads: int = 1, progress: bool = True) -> list[dict]:
-    """Run the jobs of a batch (`dmlbench.run.plan.batches`) one after the other in this
-    process, each entry {"job": job spec, "out": its record file}, writing each record file as
-    soon as its job ends. A job whose record file is current (`is_current`) is skipped: the
-    workflow reruns a batch when one of its jobs changed, or its record file is missing, and
-    leaves the record files of the others in place (Snakemake's `update` outputs). Returns the
-    entries run (the others were current).
+    """Run the jobs of a batch (`dmlbench.run.plan.batches`) one after the other, each entry
+    {"job": job spec, "out": its record file}, writing each record file as soon as its job
+    ends. A job whose record file is current (`is_current`) is skipped: the workflow reruns a
+    batch when one of its jobs changed, or its record file is missing, and leaves the record
+    files of the others in place (Snakemake's `update` outputs). Returns the entries run (the
+    others were current).
 
-    A job that fails does not stop the others: its traceback goes to stderr, and once every
-    job has had its turn `BatchError` names the failed ones. Snakemake then removes the record
-    files the failed step wrote, or puts back their previous versions, so each one is copied
-    aside as soon as it is written (`kept_path`; also against a crash of the process) and the
-    copies are removed when the batch ends well; the next run of the batch takes such a copy
-    back when it is current, instead of computing the job again. A previous version put back
-    while Snakemake records the new settings is found by the track step (`stale_records`)."""
-    ran, failed, finished = [], [], []
+    The jobs run in a child process this one watches (`run.supervise`), each within its time
+    limit (`run_member`): a job that ends the process (a crash in compiled code, `os._exit`) or
+    never returns from compiled code past its limit is named, and the jobs after it run in a
+    new child. A job that fails does not stop the others: its traceback goes to stderr, and
+    once every job has had its turn `BatchError` names the failed ones. Snakemake then removes
+    the record files the failed step wrote, or puts back their previous versions, so each one
+    is copied aside as soon as it is written (`kept_path`; also against a crash of the
+    process) and the copies are removed when the batch ends well; the next run of the batch
+    takes such a copy back when it is current, instead of computing the job again. A previous
+    version put back while Snakemake records the new settings is found by the track step
+    (`stale_records`)."""
+    todo = []
     for entry in batch:
         spec, out = entry["job"], entry["out"]
         kept = kept_path(out)
@@ -285,22 +290,119 @@ def run_batch(batch: list[dict], threads: int = 1, progress: bool = True) -> lis
                 continue
             kept.unlink()
         check_writable(out)
-        try:
-            split_records = run(spec, threads=threads, progress=progress, record_path=out)
-        except Exception as err:  # any failure of a method: the other jobs still run
-            traceback.print_exc()
-            failed.append(f"{_label(spec)} ({type(err).__name__}: {err})")
-            continue
-        records.write(out, split_records)
-        shutil.copy2(out, kept_path(out))
-        finished.append(out)
-        ran.append(entry)
+        todo.append(entry)
+    outcomes = supervise.run(
+        len(todo), lambda i: run_member(todo[i], threads, progress),
+        lambda i: todo[i]["job"].get("limits", {}).get("time_s"),
+        lambda ended: ended_from_outside(todo[ended.index], ended, threads))
+    failed = [failure for failure in outcomes if failure is not None]
+    for entry, failure in zip(todo, outcomes):
+        if failure is None and not Path(entry["out"]).exists():
+            failed.append(f"{_label(entry['job'])} (ended without writing {entry['out']})")
     if failed:
         raise BatchError(f"{len(failed)} of {len(batch)} jobs failed: {'; '.join(failed)}; "
                          f"the other {len(batch) - len(failed)} record files are written")
-    for out in finished:
-        kept_path(out).unlink()
-    return ran
+    for entry in todo:
+        kept_path(entry["out"]).unlink(missing_ok=True)
+    return todo
+
+
+def what(spec: dict) -> str:
+    """A job in words for messages: "method '<label>' on data set '<label>'"."""
+    return f"method '{spec['method']['label']}' on data set '{spec['dataset']['label']}'"
+
+
+def run_member(entry: dict, threads: int, progress: bool) -> str | None:
+    """Run one job of a batch within its time limit (`limits.time_s` of its spec,
+    `run.time_limit`) and write its record file (and a copy aside, `kept_path`); returns None,
+    or why it failed (its traceback went to stderr). A job over its time limit, or out of
+    memory, fails naming the method, the data set and the limit, or under `over_budget:
+    record` writes records that say so (`over_budget_records`)."""
+    spec, out = entry["job"], entry["out"]
+    limits = spec.get("limits") or {}
+    seconds = limits.get("time_s")
+    print(f"dmlbench run: running {what(spec)}"
+          + (f" (time limit {seconds:g} s)" if seconds else ""), file=sys.stderr, flush=True)
+    used: dict = {}
+    started, cpu = time.monotonic(), time.process_time()
+    try:
+        with PeakMemory(used), time_limit.limit(seconds, what(spec)):
+            split_records = run(spec, threads=threads, progress=progress, record_path=out)
+    except (time_limit.TimeLimitExceeded, MemoryError) as err:
+        over_time = isinstance(err, time_limit.TimeLimitExceeded)
+        detail = ("stopped at the limit" if over_time else
+                  " ".join(f"{type(err).__name__}: {err}".split()))
+        spent = {"wall_s": time.monotonic() - started, "cpu_s": time.process_time() - cpu,
+                 "peak_rss_mb": used.get(voc.PEAK_RSS_MB, 0.0)}
+        return over_budget(entry, "time" if over_time else "memory", spent, detail, threads)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # any failure of a method (SystemExit too): the others still run
+        traceback.print_exc()
+        return f"{_label(spec)} ({type(err).__name__}: {err})"
+    records.write(out, split_records)
+    shutil.copy2(out, kept_path(out))
+    return None
+
+
+def ended_from_outside(entry: dict, ended: supervise.Ended, threads: int) -> str | None:
+    """The outcome of a job that ended its process (`supervise.Ended`): over its time limit,
+    as `over_budget` says; else a failure naming how."""
+    spec = entry["job"]
+    if ended.over_time:
+        spent = {"wall_s": ended.wall_s, "cpu_s": ended.cpu_s, "peak_rss_mb": ended.peak_rss_mb}
+        return over_budget(entry, "time", spent, ended.how(), threads)
+    message = f"{what(spec)} {ended.how()}; the jobs after it still run"
+    print(f"dmlbench run: error: {message}", file=sys.stderr, flush=True)
+    return message
+
+
+def over_budget(entry: dict, reason: str, used: dict, detail: str, threads: int) -> str | None:
+    """A job over its time limit (`reason` "time") or out of memory ("memory"), having `used`
+    {wall_s, cpu_s, peak_rss_mb}: under `over_budget: record` its record file says so
+    (`over_budget_records`, written and kept aside) and None is returned; else the failure, in
+    one line naming the method, the data set and the limit (also printed)."""
+    spec, out = entry["job"], entry["out"]
+    limits = spec.get("limits") or {}
+    usage = (f"used {used['wall_s']:.0f} s wall, {used['cpu_s']:.0f} s CPU, peak "
+             f"{used['peak_rss_mb']:.0f} MB")
+    limit = (f"its time limit of {limits.get('time_s', 0):g} s" if reason == "time" else
+             f"memory (it reserves {limits.get('mem_mb', 0):g} MB)")
+    if limits.get("over_budget") == "record":
+        entry_of = {"reason": reason, "used": used, "detail": detail,
+                    "limit": {"time_s": limits["time_s"], "mem_mb": limits["mem_mb"]}}
+        records.write(out, over_budget_records(spec, entry_of, threads))
+        shutil.copy2(out, kept_path(out))
+        print(f"dmlbench run: {what(spec)}: over budget ({limit}; {usage}): recorded as such "
+              f"in {out}", file=sys.stderr, flush=True)
+        return None
+    message = (f"{what(spec)} exceeded {limit}" if reason == "time" else
+               f"{what(spec)} ran out of {limit}") + f" ({usage}; {detail})"
+    print(f"dmlbench run: error: {message}", file=sys.stderr, flush=True)
+    return message
+
+
+def over_budget_records(spec: dict, entry: dict, threads: int) -> list[dict]:
+    """One record per split of job `spec` that says it went over budget (`entry`: its
+    `over_budget` entry, `records.build_over_budget`), built from the cached data set's
+    metadata and the split file alone."""
+    name = spec["dataset"]["name"]
+    meta = read_json(data.cache.paths(name, spec["cache"])[1])
+    out = []
+    for index in spec["splits"]:
+        split, _ = protocols.load_split(spec["split_file"], index)
+        est, params = build_estimator(spec, index)
+        record = records.build_over_budget(spec, records.job_key(spec["parent_key"], index),
+                                           name, meta, split, est, params, entry, threads)
+        if spec["hubness_reduction"] is not None:
+            reduced = HubnessReduced.from_settings(est, spec["hubness_reduction"])
+            record["method"]["hubness_reduction"] = {**spec["hubness_reduction"],
+                                                     "label": reduced.label}
+        plugin = plugin_record(spec)
+        if plugin is not None:
+            record["method"]["plugin"] = plugin
+        out.append(record)
+    return out
 
 
 def kept_path(out: str | Path) -> Path:
@@ -335,7 +437,8 @@ def stale_records(config: dict, paths: list[str | Path]) -> list[tuple[Path, str
 
 
 #: why a record file is not current (`why_not_current`) when it holds results of another job
-OTHER_RESULTS = ("other settings", "other splits", "other data")
+#: (or a job over budget under other limits, or one that must not record it)
+OTHER_RESULTS = ("other settings", "other splits", "other data", "other limits")
 
 
 def is_current(spec: dict, path: str | Path) -> bool:
@@ -353,7 +456,9 @@ def is_current(spec: dict, path: str | Path) -> bool:
 def why_not_current(spec: dict, path: str | Path) -> str | None:
     """Why record file `path` is not current for job `spec` (`is_current`), in a few words
     (one of `OTHER_RESULTS`, "unreadable", "no data set cache", "split file not of this
-    protocol", "arrays damaged"); None when it is."""
+    protocol", "arrays damaged"); None when it is. Records of a job over budget are current
+    only under the limits they name, while the job records going over them ("other
+    limits")."""
     path = Path(path)
     meta = data.cache.paths(spec["dataset"]["name"], spec["cache"])[1]
     try:
@@ -373,9 +478,20 @@ def why_not_current(spec: dict, path: str | Path) -> str | None:
         return "other settings"
     if any(r["dataset"]["sha256"] != sha256 for r in split_records):
         return "other data"
+    if any("over_budget" in r and not _within(r["over_budget"]["limit"], spec)
+           for r in split_records):
+        return "other limits"
     if not all("arrays" not in r or _arrays_intact(path, r["arrays"]) for r in split_records):
         return "arrays damaged"
     return None
+
+
+def _within(limit: dict, spec: dict) -> bool:
+    """Whether an over-budget record's `limit` is the one job `spec` runs under now, and the
+    job records going over it (`over_budget: record`)."""
+    limits = spec.get("limits") or {}
+    return (limits.get("over_budget") == "record" and limit["time_s"] == limits.get("time_s")
+            and limit["mem_mb"] == limits.get("mem_mb"))
 
 
 def _arrays_intact(record_path: Path, entry: dict) -> bool:

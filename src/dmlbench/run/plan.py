@@ -174,7 +174,9 @@ def tuning_settings(config: dict, label: str) -> dict | None:
         return None
     name = cfg.method_name(config, label)
     declared = config["methods"][label].get("search_space")
-    cls = method_class(config, label)
+    # a plug-in's space is its declared one: its class is not loaded (a published config
+    # names its file without the folder, `record_mismatch`)
+    cls = method_class(config, label) if name in method_registry.REGISTRY else None
     return {"folds": block["folds"], "budget": block["budget"],
             "seed": block.get("seed", config["seed"]),
             "space": search_spaces.space_of(name, cls, declared)}
@@ -384,8 +386,19 @@ def summary(config: dict) -> str:
 
 def job_spec(config: dict, dataset: str, method: str, splits: list[int],
              train_size: int | None = None) -> dict:
-    """Everything one job needs, self-contained (the workflow passes it to `dmlbench run`);
+    """Everything one job needs, self-contained (the workflow passes it to `dmlbench run`): what
+    identifies its results (`parent_key`), and its `limits` (`job_limits`), which do not;
     `train_size`: its splits' training parts subsampled to a learning curve's size."""
+    spec = _identified_spec(config, dataset, method, splits, sources.method_entry(config, method),
+                            train_size)
+    spec["limits"] = job_limits(config, Job(dataset, method, 0, tuple(int(s) for s in splits),
+                                            train_size))
+    return spec
+
+
+def _identified_spec(config: dict, dataset: str, method: str, splits: list[int],
+                     method_entry: dict, train_size: int | None = None) -> dict:
+    """A job spec but its limits, with `method_entry` as its `method`, and its `parent_key`."""
     spec = {
         "benchmark": cfg.benchmark(config),
         "dataset": {"label": dataset, "name": cfg.dataset_name(config, dataset)},
@@ -394,7 +407,7 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int],
         "split_file": split_path(config, dataset, train_size),
         "splits": [int(s) for s in splits],
         "preprocess": cfg.dataset_preprocess(config, dataset),
-        "method": sources.method_entry(config, method),
+        "method": method_entry,
         "method_class": config["methods"][method].get("class"),
         "k": cfg.method_ks(config, method),
         "hubness_k": int(config["hubness_k"]),
@@ -409,6 +422,72 @@ def job_spec(config: dict, dataset: str, method: str, splits: list[int],
     }
     spec["parent_key"] = voc.digest(identity(spec))
     return spec
+
+
+def job_limits(config: dict, job: Job) -> dict:
+    """How long and how large job `job` may run, no part of its identity: `time_s`, its time
+    limit (the `runtime` of `job_resources`, in seconds), enforced by `run.job.run_batch`
+    wherever the job runs; `mem_mb`, the memory it reserves (enforced by a cluster's scheduler
+    only); and `over_budget`, what a job over them ends with (the config's `over_budget`:
+    'fail', or 'record': a record that says so)."""
+    resources = job_resources(config, job)
+    return {"time_s": 60 * int(resources["runtime"]), "mem_mb": int(resources["mem_mb"]),
+            "over_budget": config.get("over_budget", cfg.default("over_budget"))}
+
+
+#: the facts of a plug-in's identity that only its files give (`sources.method_entry`), which its
+#: records keep in `method.plugin`
+PLUGIN_FILE_FACTS = ("sha256",)
+
+
+def recorded_method_entry(config: dict, label: str, record: dict) -> dict:
+    """The job spec's `method` (`sources.method_entry`) of method `label` as a published config
+    gives it, without the plug-in's files (a published config names them by file name only):
+    what the config says, and the facts only the files give (`PLUGIN_FILE_FACTS`) from the
+    record's `method.plugin`."""
+    out = {"label": label, "name": cfg.method_name(config, label),
+           "params": cfg.method_params(config, label)}
+    plugin = record["method"].get("plugin") or {}
+    class_path = config["methods"][label].get("class")
+    if class_path is not None:
+        out["name"] = out["class"] = plugins.shown(class_path)
+    elif out["name"] not in method_registry.REGISTRY and plugin:  # an entry point's
+        out["class"] = plugin["class"]
+    out.update({key: plugin[key] for key in PLUGIN_FILE_FACTS if key in plugin})
+    return out
+
+
+def record_mismatch(config: dict, record: dict) -> str | None:
+    """Why split record `record` is not a record of the job `config` gives its (data set,
+    method), in one phrase naming the first thing that differs; None when it is one. `config`:
+    a checked config, e.g. a published config.json (whose plug-in files are named by file name
+    only: their sha256 is taken from the record, `recorded_method_entry`)."""
+    ds, method = record["dataset"]["label"], record["method"]["label"]
+    if ds not in config["datasets"]:
+        return f"data set '{ds}' is not in the config"
+    if method not in config["methods"]:
+        return f"method '{method}' is not in the config"
+    if ds not in cfg.method_datasets(config, method):
+        return f"the config does not run method '{method}' on data set '{ds}'"
+    entry = recorded_method_entry(config, method, record)
+    recorded_class = (record["method"].get("plugin") or {}).get("class")
+    if recorded_class != entry.get("class"):
+        return (f"method '{method}': the config's class is {entry.get('class') or 'none'}, the "
+                f"record's {recorded_class or 'none (a registered method)'}")
+    spec = _identified_spec(config, ds, method, [record["split"]["index"]], entry,
+                            record["split"].get("train_size"))
+    for what, config_value, record_value in (
+            ("parameters", entry["params"], record["method"]["config_params"]),
+            ("protocol", spec["protocol"], record["split"]["protocol"]),
+            ("preprocessing", spec["preprocess"], record["preprocess"]["steps"]),
+            ("k", spec["k"], record["k"]), ("seed", spec["seed"], record["split"]["seed"])):
+        if voc.digest(config_value) != voc.digest(record_value):
+            return (f"method '{method}' on data set '{ds}': {what} {config_value} in the "
+                    f"config, {record_value} in the record")
+    if spec["parent_key"] != record["parent_key"]:
+        return (f"method '{method}' on data set '{ds}': parent key {spec['parent_key']} in the "
+                f"config, {record['parent_key']} in the record (other settings)")
+    return None
 
 
 #: the rule of `identity` (below). Version 1 keys carry no version field; a later version adds

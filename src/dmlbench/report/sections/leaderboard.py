@@ -80,7 +80,8 @@ def accuracy(ctx: Context) -> Section:
                                                "page; a table too wide is cut by its data sets, "
                                                "never by its methods)" if turned else "") + ".")
     for k in ctx.ks:
-        means = tables.values(ctx.parents, voc.mean(voc.accuracy(k))).dropna(axis=1, how="all")
+        means = tables.values(ctx.parents, voc.mean(voc.accuracy(k)))
+        means = means.loc[:, means.notna().any() | tables.over_budget(ctx.parents).any()]
         text = tables.mean_std(ctx.parents, voc.accuracy(k), scale=100)[means.columns]
         best = tables.best_per_row(means)
         files = export_table(ctx, text.assign(splits=n_splits)[["splits", *text.columns]],

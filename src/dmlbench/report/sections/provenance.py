@@ -18,6 +18,15 @@ def provenance(ctx: Context) -> Section | None:
                   "(git commit; '+dirty' marks uncommitted changes), the machine, the compute "
                   "time, and the config.")
     rows = {}
+    versions = tables.code_versions(splits)
+    if versions:
+        rows["code version"] = "; ".join(
+            f"{version} (git {', '.join(commits)}; {n} splits)"
+            for version, (n, commits) in versions.items())
+    if len(versions) > 1:
+        sec.note(f"Warning: these records come from {len(versions)} code versions "
+                 f"({', '.join(versions)}): a change of the code between them may have "
+                 "changed some numbers. Run the benchmark again from one commit to be sure.")
     for column, label in (("git_commit", "git commit"), ("machine", "machine"), ("host", "host")):
         if column in splits:
             counts = splits[column].fillna("unknown").value_counts()
@@ -41,3 +50,4 @@ def provenance(ctx: Context) -> Section | None:
                                      for name, v in sorted(versions.items()) if len(v))
     sec.table(html_table(pd.DataFrame({"": rows})), "Provenance")
     return sec
+
