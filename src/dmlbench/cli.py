@@ -28,7 +28,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from . import __version__, deferred
+from . import deferred
+from ._version import __version__
 
 # scikit-learn and some of these modules import pandas and pyarrow at start-up, which most verbs
 # never use: imported when first used (dmlbench.deferred)

@@ -19,7 +19,7 @@ from matplotlib.ticker import FixedFormatter, FixedLocator, NullFormatter
 
 from ... import vocabulary as voc
 from ...measure.statistics import bayesian_signed_rank, friedman, holm, wilcoxon_p
-from .. import figures, hierarchical, palette, settings, tables
+from .. import figures, hierarchical, palette, settings, tables, verdicts
 from ..base import Context, Section, export_table, html_table
 
 FULL = "full"
@@ -78,10 +78,13 @@ def section(ctx: Context) -> Section | None:
             part.table(html_table(shown.map(_cell)),
                        f"{k}-NN, against {reference} at each size: data sets, mean difference "
                        "(points), Wilcoxon signed-rank p (Holm over the methods of the size), "
-                       "Bayesian signed-rank and hierarchical probabilities and verdicts "
-                       f"(rope {rope:g}); Friedman p of all methods at the size",
+                       "Bayesian signed-rank probabilities and outcome (supporting evidence), "
+                       "the hierarchical test's probabilities and verdict (the one that "
+                       f"decides; rope {settings.rope_words(ctx.config)}); Friedman p of all "
+                       "methods at the size",
                        export_table(ctx, result, f"learning_curves_tests_k{k}"),
                        folded=k != ctx.ks[0])
+            part.few_datasets(int(result["data sets"].max()), "the tests at each size")
 
         sec.later(fill)
     return sec
@@ -203,7 +206,8 @@ def tests_per_size(frame: pd.DataFrame, folds: pd.DataFrame, reference: str, k: 
                    "mean difference (points)": 100 * float(differences[method].mean()),
                    "Wilcoxon p": p[i], "p (Holm)": p_holm[i],
                    "P(better)": bayes.p_a, "P(rope)": bayes.p_rope, "P(worse)": bayes.p_b,
-                   "verdict": hierarchical.verdict(bayes.p_a, bayes.p_rope, bayes.p_b)}
+                   "signed-rank outcome": verdicts.signed_rank(bayes.p_a, bayes.p_rope,
+                                                               bayes.p_b)}
             row.update(nested.get(method, {}))
             row["Friedman p"] = p_friedman
             rows.append(row)
