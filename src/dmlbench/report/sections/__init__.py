@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import (
     bayesian,
     boosting,
+    budget_study,
     claims,
     cost,
     hierarchical,
@@ -35,6 +36,7 @@ SECTIONS = [
     bayesian.bayesian_section,
     hierarchical.section,
     tuning.section,
+    budget_study.section,
     hubness.hubness,
     cost.cost,
     cost.cost_accuracy,
