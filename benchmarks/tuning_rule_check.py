@@ -5,7 +5,8 @@ budget and what was dropped; with `--fit K`, K of the candidates of each (data s
 split 0 are fitted on inner fold 0 and scored (`run.tuning.inner_accuracies`), each within
 `--fit-limit` seconds, to count the candidates that fail (and why) and time one inner fit; with
 `--records DIR` (a finished run under the old rule), the CPU time of the config's run is
-estimated from the published per-candidate costs (`estimate`). No time is asserted.
+estimated from the published per-candidate costs, or the sample fits' where measured
+(`estimate`). No time is asserted.
 
     python benchmarks/tuning_rule_check.py --extra mirror.yaml
     python benchmarks/tuning_rule_check.py --extra mirror.yaml --fit 2 --fit-limit 60 \\
@@ -57,12 +58,13 @@ def training_parts(cfg: dict, label: str, splits: list[int]):
 
 
 def fit_sample(spec: dict, tried: list[dict], X, y, fold, k: int, seconds: float, rng) -> list:
-    """(candidate, reason or None, wall seconds) of `k` candidates drawn from `tried`, each
-    fitted on inner fold 0's training part and scored on its validation part."""
+    """(candidate, reason or None, CPU seconds) of `k` candidates drawn from `tried`, each
+    fitted on inner fold 0's training part and scored on its validation part within `seconds`
+    of wall time."""
     out = []
     for i in rng.choice(len(tried), size=min(k, len(tried)), replace=False):
         fit, val = fold != 0, fold == 0
-        started = time.perf_counter()
+        started = time.process_time()
         try:
             with limit(seconds, "sample fit"):
                 tuning.inner_accuracies(job.build_estimator(spec, 0, tried[i])[0], X[fit],
@@ -74,28 +76,33 @@ def fit_sample(spec: dict, tried: list[dict], X, y, fold, k: int, seconds: float
             raise
         except Exception as err:  # noqa: BLE001 - what the rule would record
             reason = tuning.reason(err)
-        out.append((tried[i], reason, time.perf_counter() - started))
+        out.append((tried[i], reason, time.process_time() - started))
     return out
 
 
-def estimate(root: Path, tried: dict[tuple[str, str, int], list[int]]) -> dict[str, tuple]:
+def estimate(root: Path, tried: dict[tuple[str, str, int], list[int]],
+             sampled: dict[tuple[str, str], float]) -> dict[str, tuple]:
     """{method: (CPU s of its jobs in the finished run at `root`, estimated under this rule)}:
     each published record's CPU (benchmarks/job_times.record_seconds) with its tuning's share
-    replaced by the mean CPU per candidate it spent times the candidates this rule tries on that
-    (data set, method name, split), once per method entry of the config (`tried`: a budget study
-    has several per method); a record of another run's method counts as it is."""
+    replaced by a CPU per candidate times the candidates this rule tries on that (data set,
+    method name, split), once per method entry of the config (`tried`: a budget study has
+    several per method). The CPU per candidate is `sampled` (data set, method name) when the
+    sample fits measured it (the current code on the new spaces), else the mean the record's
+    tuning spent per candidate. A record of a method the config does not run counts 0."""
     out: dict[str, list] = defaultdict(lambda: [0.0, 0.0])
     for part in sorted(root.glob("runs/*/*/part*.json*")):
         for record in records.read(part):
             method, cpu = record["method"]["name"], record_seconds(record, "cpu")
+            label = record["dataset"]["label"]
             out[method][0] += cpu
             entry = record.get("tuning")
-            counts = tried.get((record["dataset"]["label"], method, record["split"]["index"]))
+            counts = tried.get((label, method, record["split"]["index"]))
             if entry is None or counts is None:
                 continue
             per = entry["cpu_s"] / len(entry["candidates"])
             if entry.get("inner_scores") is None:  # a one-point space, not evaluated: as a fit
                 per = 3 * record["timings"].get("fit_cpu_s", 0.0)
+            per = sampled.get((label, method), per)
             out[method][1] += sum(cpu - entry["cpu_s"] + per * count for count in counts)
     return {m: tuple(v) for m, v in out.items()}
 
@@ -108,7 +115,8 @@ def main(argv=None) -> None:
     p.add_argument("--datasets", nargs="*", help="data-set labels (default: all)")
     p.add_argument("--methods", nargs="*", help="method labels (default: all)")
     p.add_argument("--fit", type=int, default=0, help="candidates fitted per (data set, method)")
-    p.add_argument("--fit-limit", type=float, default=60.0, help="seconds per sample fit")
+    p.add_argument("--fit-limit", type=float, default=600.0,
+                   help="wall seconds per sample fit (default 600)")
     p.add_argument("--records", type=Path, help="a finished run's records: estimate the CPU")
     args = p.parse_args(argv)
     cfg = load(args.config, args.extra, args.budget)
@@ -117,6 +125,7 @@ def main(argv=None) -> None:
     jobs = {(j.dataset, j.method): list(j.splits) for j in plan.jobs(cfg)}
     tried: dict[tuple[str, str, int], list[int]] = defaultdict(list)
     totals, drops, failures = Counter(), Counter(), Counter()
+    costs: dict[tuple[str, str], list[float]] = defaultdict(list)
     rng = np.random.default_rng(0)
     started = time.process_time()
     for label in labels:
@@ -148,9 +157,12 @@ def main(argv=None) -> None:
                     for point, reason, seconds in fit_sample(spec, chosen, X, y, fold, args.fit,
                                                              args.fit_limit, rng):
                         totals["fitted"] += 1
-                        print(f"  fit {label} {m} {point}: {reason or 'ok'} {seconds:.2f} s")
+                        print(f"  fit {label} {m} {point}: {reason or 'ok'} {seconds:.2f} CPU s")
                         if reason is not None:
                             failures[m, reason[:100]] += 1
+                        else:  # one inner fold of `folds`: the candidate costs folds times it
+                            costs[label, spec["method"]["name"]].append(
+                                spec["tuning"]["folds"] * seconds)
         print(f"{label}: " + ", ".join(
             f"{m} {min(g for g, _ in v)}-{max(g for g, _ in v)}/{max(c for _, c in v)}"
             for m, v in grid.items()) + "  (feasible points min-max / candidates)")
@@ -167,7 +179,7 @@ def main(argv=None) -> None:
         for (m, why), count in sorted(failures.items(), key=lambda x: -x[1]):
             print(f"  failed {count:3d}  {m}: {why}")
     if args.records:
-        rows = estimate(args.records, tried)
+        rows = estimate(args.records, tried, {key: float(np.mean(v)) for key, v in costs.items()})
         old, new = sum(v[0] for v in rows.values()), sum(v[1] for v in rows.values())
         print(f"CPU of the run in {args.records}: {old:.0f} s; estimated under this rule "
               f"{new:.0f} s ({new / 7200:.1f} h on 2 cores)")

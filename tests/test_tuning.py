@@ -127,7 +127,11 @@ def test_each_data_set_and_split_draws_its_own_candidates():
 
 @pytest.mark.parametrize("space, parameter", [
     ({"gamma": [1.0, 1.0]}, "gamma"), ({"gamma": []}, "gamma"), ({"gama": [1.0]}, "gama"),
-    ({"gamma": [-1.0]}, "gamma")])
+    ({"gamma": [-1.0]}, "gamma"), ({"gamma": {"values": [1.0], "maximum": 3}}, "gamma"),
+    ({"gamma": {"values": [1.0], "from": 1, "to": 2, "points": 2}}, "gamma"),
+    ({"gamma": {"from": 1, "to": "d ** 2", "points": 2}}, "gamma"),
+    ({"gamma": {"values": [1.0, 2.0], "max": "d"}}, "gamma"),
+    ({"gamma": {"values": [1.0], "needs": {"sunshine": [1.0]}}}, "gamma")])
 def test_a_bad_space_is_refused_naming_the_parameter(space, parameter):
     with pytest.raises(ParameterError) as err:
         search_spaces.check(space, REGISTRY["itml"])
@@ -276,7 +280,14 @@ def test_without_tuning_the_job_identity_is_unchanged(tmp_path, toy):
     ({"methods": {"itml": {"search_space": {"gamma": [0.0]}}}, "tuning": {}},
      "methods.itml.search_space.gamma"),
     ({"methods": {"itml": {"search_space": {"gamma": [1.0]}}}}, "methods.itml.search_space"),
-    ({"methods": {"itml": None}, "tuning": {}, "k_selection": "loo"}, "tuning")])
+    ({"methods": {"itml": None}, "tuning": {}, "k_selection": "loo"}, "tuning"),
+    ({"methods": {"itml": {"tuning": {"budget": 4}}}}, "methods.itml.tuning"),
+    ({"methods": {"rmvem": {"search_space": {"m": {"from": "d + x", "to": "3 * d",
+                                                   "points": 4}}}}, "tuning": {}},
+     "methods.rmvem.search_space.m"),
+    ({"methods": {"klhp": {"search_space": {"K": {"values": [1, 2], "needs": {
+        "regular_within_class_scatter": [3]}}}}}, "tuning": {}},
+     "methods.klhp.search_space.K")])
 def test_bad_tuning_configs_are_refused_at_their_key(tmp_path, toy, extra, key):
     with pytest.raises(ConfigError) as err:
         plan.check(toy_config(tmp_path, **extra))

@@ -45,6 +45,17 @@ def refuses(name, params, parts) -> bool:
 # --- spaces resolved on the data
 
 
+def test_expressions_are_integer_arithmetic_over_the_training_facts():
+    facts = {"n": 70, "d": 4, "classes": 3, "smallest_class": 23, "largest_class": 24}
+    assert search_spaces.evaluate("3 * d", facts) == 12
+    assert search_spaces.evaluate("min(3 * d, n - 1) // 5", facts) == 2
+    assert search_spaces.evaluate("n - largest_class + -1", facts) == 45
+    assert search_spaces.evaluate(7, facts) == 7
+    for bad in ("d ** 2", "d / 2", "__import__('os')", "e", "3 *", 2.5):
+        with pytest.raises(ValueError):
+            search_spaces.evaluate(bad, facts)
+
+
 @pytest.fixture(scope="module")
 def digits_parts(tmp_path_factory):
     """The inner training parts of 300 training points of digits (d = 61 > 40), MinMax
