@@ -9,14 +9,16 @@ estimated from the published per-candidate costs, or the sample fits' where meas
 (`estimate`). No time is asserted.
 
     python benchmarks/tuning_rule_check.py --extra mirror.yaml
-    python benchmarks/tuning_rule_check.py --extra mirror.yaml --fit 2 --fit-limit 60 \\
+    python benchmarks/tuning_rule_check.py --extra mirror.yaml --fit 2 --costs costs.json \\
         --records reports/reality-check/records
-    python benchmarks/tuning_rule_check.py --config config/reality-check-budget.yaml --budget 40
+    python benchmarks/tuning_rule_check.py --config config/reality-check-budget.yaml \\
+        --extra mirror.yaml --costs costs.json --records reports/reality-check/records
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -118,6 +120,9 @@ def main(argv=None) -> None:
     p.add_argument("--fit-limit", type=float, default=600.0,
                    help="wall seconds per sample fit (default 600)")
     p.add_argument("--records", type=Path, help="a finished run's records: estimate the CPU")
+    p.add_argument("--costs", type=Path,
+                   help="with --fit, write the sampled CPU per candidate (data set, method) to "
+                        "this JSON file; without, read them from it for the estimate")
     args = p.parse_args(argv)
     cfg = load(args.config, args.extra, args.budget)
     labels = args.datasets or list(cfg["datasets"])
@@ -178,8 +183,13 @@ def main(argv=None) -> None:
               f"{100 * (failed - timed) / max(totals['fitted'], 1):.1f} % failed otherwise")
         for (m, why), count in sorted(failures.items(), key=lambda x: -x[1]):
             print(f"  failed {count:3d}  {m}: {why}")
+    sampled = {key: float(np.mean(v)) for key, v in costs.items()}
+    if args.costs and args.fit:
+        args.costs.write_text(json.dumps({f"{d}|{m}": v for (d, m), v in sampled.items()}))
+    elif args.costs:
+        sampled = {tuple(key.split("|")): v for key, v in json.loads(args.costs.read_text()).items()}
     if args.records:
-        rows = estimate(args.records, tried, {key: float(np.mean(v)) for key, v in costs.items()})
+        rows = estimate(args.records, tried, sampled)
         old, new = sum(v[0] for v in rows.values()), sum(v[1] for v in rows.values())
         print(f"CPU of the run in {args.records}: {old:.0f} s; estimated under this rule "
               f"{new:.0f} s ({new / 7200:.1f} h on 2 cores)")
