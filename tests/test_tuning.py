@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 from sklearn.decomposition import PCA as SkPCA
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 
 from dmlbench import MetricKNeighborsClassifier, config, data, records
 from dmlbench.config import ConfigError
 from dmlbench.data.embedded import RawData
-from dmlbench.methods import REGISTRY, make, search_spaces
+from dmlbench.methods import REGISTRY, make, search_spaces, space_resolution
 from dmlbench.methods.parameters import ParameterError
 from dmlbench.run import job, plan, protocols, tuning
 
@@ -36,13 +36,26 @@ def iris(jitter=1e-6):
     return X + np.random.default_rng(0).normal(scale=jitter, size=X.shape), y
 
 
+#: facts of inner training parts to resolve the spaces on: iris-like, and wider, larger data
+FACTS = [space_resolution.Facts(n=70, d=4, classes=3, smallest_class=23, largest_class=24),
+         space_resolution.Facts(n=600, d=60, classes=2, smallest_class=250, largest_class=350)]
+
+
 @pytest.mark.parametrize("name", sorted(search_spaces.SPACES))
 def test_every_space_is_valid_for_its_method_and_every_point_is_accepted(name):
     cls = REGISTRY[name]
     space = search_spaces.SPACES[name]
     search_spaces.check(space, cls)
-    for point in search_spaces.candidates(space, 10**6, 0):
-        cls.check_parameters(point)
+    assert search_spaces.grid_size(space) <= 40  # the budget study's full grid
+    for facts in FACTS:
+        values, _ = space_resolution.resolve(space, facts)
+        points, dropped = space_resolution.feasible_points(space, values, cls, {}, facts)
+        assert points and all(set(p) == set(space) for p in points)
+        for point in points:
+            cls.check_parameters(point)
+            cls.check_data_limits(cls.with_defaults(point), facts.n, facts.d, facts.classes)
+        for drop in dropped:  # only the point requirement of NCA's identity start
+            assert drop["point"]["init"] == "identity" and drop["point"]["n_components"]
 
 
 def test_every_listed_method_has_its_hyperparameters_in_its_space():
@@ -62,26 +75,63 @@ def test_internal_selection_is_switched_off_by_fixing_what_it_would_choose(name,
             assert defaults[grid] is None  # the grid search only runs when a grid is given
 
 
-def test_the_full_grid_is_tried_in_declared_order_when_it_fits_the_budget():
-    space = {"a": [1, 2], "b": ["x", "y", "z"]}
-    expected = [{"a": a, "b": b} for a, b in itertools.product([1, 2], ["x", "y", "z"])]
-    assert search_spaces.candidates(space, 6, 0) == expected
-    assert search_spaces.candidates({}, 3, 0) == [{}]
+class Free:
+    """A method that takes any parameters (to look at the grid and the draw alone)."""
+
+    @staticmethod
+    def check_parameters(params):
+        pass
+
+    @staticmethod
+    def with_defaults(params):
+        return params
 
 
-def test_a_larger_grid_is_sampled_reproducibly_and_in_declared_order():
-    space = {"a": list(range(10)), "b": list(range(10))}
-    drawn = search_spaces.candidates(space, 7, 5)
-    assert drawn == search_spaces.candidates(space, 7, 5)
-    flat = [10 * c["a"] + c["b"] for c in drawn]
-    assert len(set(flat)) == 7 and flat == sorted(flat)
-    assert drawn[0] == {"a": 0, "b": 0}  # the simplest setting is always among them
-    assert search_spaces.candidates(space, 1, 5) == [{"a": 0, "b": 0}]
+def feasible(space, facts=FACTS[0]):
+    values, _ = space_resolution.resolve(space, facts)
+    return space_resolution.feasible_points(space, values, Free, {}, facts)[0]
+
+
+def test_the_grid_is_walked_in_declared_order():
+    space = {"b": [2, 1], "a": ["z", "x", "y"]}
+    expected = [{"b": b, "a": a} for b, a in itertools.product([2, 1], ["z", "x", "y"])]
+    assert feasible(space) == expected
+    assert feasible({}) == [{}]
+    assert space_resolution.draw(6, 6, 0) == list(range(6))  # the full grid within the budget
+
+
+def test_a_larger_grid_is_drawn_reproducibly_nested_and_in_declared_order():
+    drawn = space_resolution.draw(100, 7, 5)
+    assert drawn == space_resolution.draw(100, 7, 5)
+    assert len(set(drawn)) == 7 and drawn == sorted(drawn)
+    assert drawn[0] == 0  # the declared default is always among them
+    assert set(space_resolution.draw(100, 4, 5)) < set(drawn) < set(
+        space_resolution.draw(100, 16, 5))  # a smaller budget's draw within a larger one's
+    assert space_resolution.draw(100, 1, 5) == [0]
+    # a uniform draw: each of the 99 others is drawn with probability 6 / 99 over seeds
+    counts = np.bincount([i for seed in range(3000) for i in space_resolution.draw(100, 7, seed)],
+                         minlength=100)
+    assert counts[0] == 3000
+    assert counts[1:].min() > 3000 * 6 / 99 * 0.6 and counts[1:].max() < 3000 * 6 / 99 * 1.4
+
+
+def test_each_data_set_and_split_draws_its_own_candidates():
+    seeds = {(ds, split): tuning.draw_seed(0, ds, split) for ds in ("iris", "wine")
+             for split in range(5)}
+    assert len(set(seeds.values())) == 10
+    assert tuning.draw_seed(0, "iris", 3) == seeds["iris", 3]  # reproducible
+    assert tuning.draw_seed(1, "iris", 3) != seeds["iris", 3]
+    draws = {key: tuple(space_resolution.draw(40, 4, seed)) for key, seed in seeds.items()}
+    assert len(set(draws.values())) > 5
 
 
 @pytest.mark.parametrize("space, parameter", [
     ({"gamma": [1.0, 1.0]}, "gamma"), ({"gamma": []}, "gamma"), ({"gama": [1.0]}, "gama"),
-    ({"gamma": [-1.0]}, "gamma")])
+    ({"gamma": [-1.0]}, "gamma"), ({"gamma": {"values": [1.0], "maximum": 3}}, "gamma"),
+    ({"gamma": {"values": [1.0], "from": 1, "to": 2, "points": 2}}, "gamma"),
+    ({"gamma": {"from": 1, "to": "d ** 2", "points": 2}}, "gamma"),
+    ({"gamma": {"values": [1.0, 2.0], "max": "d"}}, "gamma"),
+    ({"gamma": {"values": [1.0], "needs": {"sunshine": [1.0]}}}, "gamma")])
 def test_a_bad_space_is_refused_naming_the_parameter(space, parameter):
     with pytest.raises(ParameterError) as err:
         search_spaces.check(space, REGISTRY["itml"])
@@ -108,13 +158,24 @@ def reference_cv(seed, split):
     return StratifiedKFold(n_splits=3, shuffle=True, random_state=tuning.inner_seed(seed, split))
 
 
+def run_tune(tmp_path, name, space, X, y, split, ks, budget=10, seed=0, params=None,
+             build=None, time_limit=None):
+    """`tuning.tune` of registered method `name` (its class judges the points; `build` makes
+    the estimators, by default the method with `params` and the candidate) on data set 'iris'."""
+    params = params or {}
+    spec = {"tuning": {"folds": 3, "budget": budget, "seed": seed, "time_limit": time_limit,
+                       "space": search_spaces.as_pairs(space)},
+            "split_file": str(tmp_path / "s.npz"), "method": {"params": params},
+            "dataset": {"name": "iris"}}
+    build = build or (lambda p: make(name, {**params, **p}))
+    return tuning.tune(spec, build, X, y, split, ks, REGISTRY[name])
+
+
 def test_inner_scores_and_choice_equal_grid_search_cv_for_pca(tmp_path):
     """PCA's output dimension: GridSearchCV over scikit-learn's PCA + brute-force k-NN."""
     X, y = iris()
     space = {"n_components": [1, 2, 3, 4]}
-    spec = {"tuning": {"folds": 3, "budget": 10, "seed": 3, "space": space},
-            "split_file": str(tmp_path / "s.npz")}
-    chosen, tried, entry = tuning.tune(spec, lambda p: make("pca", p), X, y, 1, [1, 5, 15])
+    chosen, tried, entry = run_tune(tmp_path, "pca", space, X, y, 1, [1, 5, 15], seed=3)
     assert tried == [{"n_components": q} for q in (1, 2, 3, 4)]
     for k in (1, 5, 15):
         pipe = Pipeline([("pca", SkPCA()), ("knn", KNeighborsClassifier(k, algorithm="brute"))])
@@ -131,10 +192,8 @@ def test_a_local_metric_is_tuned_by_its_own_neighbour_lists_as_grid_search_cv_do
     X, y = iris()
     X, y = X[::2], y[::2]
     space = {"m": [6, 12]}
-    spec = {"tuning": {"folds": 3, "budget": 10, "seed": 0, "space": space},
-            "split_file": str(tmp_path / "s.npz")}
     base = {"k_select": (1, 3), "eps": 1e-3}
-    chosen, _, entry = tuning.tune(spec, lambda p: make("rmvem", {**base, **p}), X, y, 0, [1, 3])
+    chosen, _, entry = run_tune(tmp_path, "rmvem", space, X, y, 0, [1, 3], params=base)
     for k in (1, 3):
         ref = GridSearchCV(MetricKNeighborsClassifier(make("rmvem", base), n_neighbors=k),
                            {"metric__m": [6, 12]}, cv=reference_cv(0, 0)).fit(X, y)
@@ -143,40 +202,51 @@ def test_a_local_metric_is_tuned_by_its_own_neighbour_lists_as_grid_search_cv_do
         assert chosen[k] == ref.best_index_
 
 
-def test_a_candidate_the_inner_training_part_cannot_take_is_skipped_with_its_reason(tmp_path):
+def test_a_value_the_inner_training_parts_cannot_take_is_dropped_not_tried(tmp_path):
     X, y = iris()
-    spec = {"tuning": {"folds": 3, "budget": 10, "seed": 0, "space": {"k_h": [5, 200]}},
-            "split_file": str(tmp_path / "s.npz")}
-    chosen, _, entry = tuning.tune(spec, lambda p: make("i_mfa", p), X, y, 0, [1])
-    assert chosen == {1: 0} and entry["inner_scores"]["1"][1] is None
-    assert "k_h = 200" in entry["failed"]["1"]
+    chosen, tried, entry = run_tune(tmp_path, "i_mfa", {"k_h": [5, 200]}, X, y, 0, [1])
+    assert tried == [{"k_h": 5}] and chosen == {1: 0} and entry["failed"] == {}
+    assert entry["grid_size"] == 1
+    assert entry["dropped"] == [{"point": {"k_h": 200}, "reason": "k_h = 200 exceeds the "
+                                 "n_train - 1 = 99 other training points"}]
+
+
+def fussy_build(refuse, error=ValueError):
+    """Estimators of the rule's `build`: PCA with the candidate's n_components, whose fit raises
+    `error` when n_components is in `refuse` (PCA's class judges the points: 1 .. 4 are all
+    feasible on iris)."""
+    def build(params):
+        est = make("pca", params)
+        if params["n_components"] in refuse:
+            def fit(*args, **kwargs):
+                raise error(f"Fussy: value {params['n_components']}")
+            est.fit = fit
+        return est
+    return build
 
 
 def test_when_no_budgeted_candidate_fits_the_rest_of_the_grid_is_tried_in_order(tmp_path):
-    # budget 2 draws k_h = 200 (the first) and 400 with seed 1: both too large for the inner
-    # training parts; the rest of the grid in declared order: 300 fails too, 5 fits and wins
+    """Budget 2 over 1 .. 4: the default 1 and one drawn value both fail; the rest of the
+    feasible grid in declared order until one fits (4, the only one that does)."""
     X, y = iris()
-    spec = {"tuning": {"folds": 3, "budget": 2, "seed": 1,
-                       "space": {"k_h": [200, 300, 400, 5]}},
-            "split_file": str(tmp_path / "s.npz")}
-    chosen, tried, entry = tuning.tune(spec, lambda p: make("i_mfa", p), X, y, 0, [1, 3])
-    assert tried == [{"k_h": 200}, {"k_h": 400}, {"k_h": 300}, {"k_h": 5}]
-    assert entry["beyond_budget"] == 2 and sorted(entry["failed"]) == ["0", "1", "2"]
-    assert chosen == {1: 3, 3: 3}
-    # its inner scores are those the rule gives k_h = 5 when it is in the budget
-    spec["tuning"].update(budget=2, space={"k_h": [5, 200]})
-    _, _, alone = tuning.tune(spec, lambda p: make("i_mfa", p), X, y, 0, [1, 3])
-    assert [entry["inner_scores"][k][3] for k in "13"] == [alone["inner_scores"][k][0]
-                                                          for k in "13"]
-    assert "beyond_budget" not in alone
+    space = {"n_components": [1, 2, 3, 4]}
+    drawn = space_resolution.draw(4, 2, tuning.draw_seed(1, "iris", 0))
+    chosen, tried, entry = run_tune(tmp_path, "pca", space, X, y, 0, [1, 3], budget=2, seed=1,
+                                    build=fussy_build({1, 2, 3}))
+    rest = [q for q in (1, 2, 3, 4) if q - 1 not in drawn]
+    assert [c["n_components"] for c in tried] == [1 + i for i in drawn] + rest
+    assert entry["beyond_budget"] == len(rest) and len(entry["failed"]) == len(tried) - 1
+    assert tried[-1] == {"n_components": 4} and chosen == {1: len(tried) - 1, 3: len(tried) - 1}
+    assert entry["failed"]["0"] == "ValueError: Fussy: value 1"
 
 
 def test_a_grid_none_of_whose_points_fits_fails_naming_the_first_reason(tmp_path):
     X, y = iris()
-    spec = {"tuning": {"folds": 3, "budget": 2, "seed": 1, "space": {"k_h": [200, 300, 400]}},
-            "split_file": str(tmp_path / "s.npz")}
-    with pytest.raises(ValueError, match=r"whole grid of 3 tried.*k_h = 200"):
-        tuning.tune(spec, lambda p: make("i_mfa", p), X, y, 0, [1])
+    with pytest.raises(ValueError, match=r"all 4 feasible points tried.*Fussy: value 1"):
+        run_tune(tmp_path, "pca", {"n_components": [1, 2, 3, 4]}, X, y, 0, [1], budget=2,
+                 build=fussy_build({1, 2, 3, 4}))
+    with pytest.raises(ValueError, match=r"no point of the search space fits.*k_h = 200"):
+        run_tune(tmp_path, "i_mfa", {"k_h": [200, 300]}, X, y, 0, [1])
 
 
 def toy_config(tmp_path, **extra):
@@ -199,7 +269,7 @@ def test_without_tuning_the_job_identity_is_unchanged(tmp_path, toy):
     assert spec["tuning"] is None and "tuning" not in plan.identity(spec)
     tuned = plan.check(toy_config(tmp_path, methods={"lmnn": None}, tuning={"budget": 4}))
     tuned_spec = plan.job_spec(tuned, "toy-tune", "lmnn", [0])
-    assert tuned_spec["tuning"]["space"] == search_spaces.SPACES["lmnn"]
+    assert tuned_spec["tuning"]["space"] == search_spaces.as_pairs(search_spaces.SPACES["lmnn"])
     assert tuned_spec["parent_key"] != spec["parent_key"]
     # the time limit of a tuned job covers its 2 + folds x candidates fits per split
     first = plan.jobs(cfg)[0]
@@ -210,7 +280,14 @@ def test_without_tuning_the_job_identity_is_unchanged(tmp_path, toy):
     ({"methods": {"itml": {"search_space": {"gamma": [0.0]}}}, "tuning": {}},
      "methods.itml.search_space.gamma"),
     ({"methods": {"itml": {"search_space": {"gamma": [1.0]}}}}, "methods.itml.search_space"),
-    ({"methods": {"itml": None}, "tuning": {}, "k_selection": "loo"}, "tuning")])
+    ({"methods": {"itml": None}, "tuning": {}, "k_selection": "loo"}, "tuning"),
+    ({"methods": {"itml": {"tuning": {"budget": 4}}}}, "methods.itml.tuning"),
+    ({"methods": {"rmvem": {"search_space": {"m": {"from": "d + x", "to": "3 * d",
+                                                   "points": 4}}}}, "tuning": {}},
+     "methods.rmvem.search_space.m"),
+    ({"methods": {"klhp": {"search_space": {"K": {"values": [1, 2], "needs": {
+        "regular_within_class_scatter": [3]}}}}}, "tuning": {}},
+     "methods.klhp.search_space.K")])
 def test_bad_tuning_configs_are_refused_at_their_key(tmp_path, toy, extra, key):
     with pytest.raises(ConfigError) as err:
         plan.check(toy_config(tmp_path, **extra))
@@ -231,9 +308,15 @@ def test_a_tuned_job_records_its_tuning_and_evaluates_each_k_with_its_winner(tmp
         pca, euc = out["pca"][split], out["euclidean"][split]
         # the same inner folds for every method of the split
         assert pca["tuning"]["inner_folds"]["sha256"] == euc["tuning"]["inner_folds"]["sha256"]
-        assert euc["tuning"]["inner_scores"] is None  # no hyperparameter
         split_obj, _ = protocols.load_split(plan.split_path(cfg, "toy-tune"), split)
         X, y = ds.X, ds.y
+        # no hyperparameter, but its inner scores per k (what choosing k by the inner folds
+        # needs): scikit-learn's k-NN on the same inner folds
+        assert euc["tuning"]["candidates"] == [{}] and euc["tuning"]["failed"] == {}
+        for k in (1, 3):
+            ref = cross_val_score(KNeighborsClassifier(k, algorithm="brute"), X[split_obj.train],
+                                  y[split_obj.train], cv=reference_cv(0, split))
+            assert euc["tuning"]["inner_scores"][str(k)] == [pytest.approx(ref.mean(), abs=1e-12)]
         for k in (1, 3):
             q = pca["tuning"]["chosen"][str(k)]["n_components"]
             Z = SkPCA(q).fit(X[split_obj.train]).transform(X)
@@ -253,33 +336,32 @@ def test_the_reality_check_config_is_valid():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(n for n, s in search_spaces.SPACES.items() if s))
 def test_every_value_of_every_space_fits(name):
-    """Each value of each parameter (the others at their first value) fits and answers the k-NN
-    rule on a small set: a space offers nothing its method cannot run (metric-learn's diagonal
-    MMC, say, which keeps no iteration count)."""
+    """Each value of each parameter, as resolved on a small set (the others at their first
+    value), fits and answers the k-NN rule: a space offers nothing its method cannot run
+    (metric-learn's diagonal MMC, say, which keeps no iteration count)."""
     X, y = iris()
     X = X / X.max(axis=0)
+    cls = REGISTRY[name]
     space = search_spaces.SPACES[name]
-    first = {key: values[0] for key, values in space.items()}
-    base = {"k_select": (1, 3)} if "k_select" in REGISTRY[name].parameter_names() else {}
-    for key, values in space.items():
-        for value in values:
-            params = {**base, **first, key: value, **(
-                {"m": 20} if key != "m" and "m" in space else {})}
-            try:  # a size the data cannot take (5 components of 4 features) is the rule's skip
-                REGISTRY[name].check_data_limits(REGISTRY[name].with_defaults(params), 75, 4, 3)
-            except ParameterError:
-                continue
-            est = make(name, params)
-            acc = tuning.inner_accuracies(est, X[::2], y[::2], X[1::2], y[1::2], [1, 3])
-            assert 0.0 <= acc[3] <= 1.0, (key, value)
+    parts = [(X[::2], y[::2])]
+    facts = space_resolution.facts_of(parts)
+    values, _ = space_resolution.resolve(space, facts, parts)
+    points, _ = space_resolution.feasible_points(space, values, cls, {}, facts)
+    base = {"k_select": (1, 3)} if "k_select" in cls.parameter_names() else {}
+    for key, value in ((key, value) for key, vs in values.items() for value in vs):
+        point = next((p for p in points if p[key] == value), None)
+        assert point is not None, (key, value)  # every resolved value is in a feasible point
+        est = make(name, {**base, **point})
+        acc = tuning.inner_accuracies(est, X[::2], y[::2], X[1::2], y[1::2], [1, 3])
+        assert 0.0 <= acc[3] <= 1.0, (key, value)
 
 
 def test_a_plug_in_method_is_tuned_over_the_space_its_config_gives(tmp_path, toy):
     entry = {"class": "sklearn.neighbors:NeighborhoodComponentsAnalysis",
              "params": {"max_iter": 5}, "search_space": {"n_components": [2, 1]}}
     cfg = plan.check(toy_config(tmp_path, tuning={"budget": 4}, methods={"nca_sk": entry}))
-    assert plan.job_spec(cfg, "toy-tune", "nca_sk", [0])["tuning"]["space"] == {
-        "n_components": [2, 1]}
+    assert plan.job_spec(cfg, "toy-tune", "nca_sk", [0])["tuning"]["space"] == [
+        ["n_components", [2, 1]]]
     entry = {**entry, "search_space": {"n_component": [2]}}
     with pytest.raises(ConfigError) as err:
         plan.check(toy_config(tmp_path, tuning={}, methods={"nca_sk": entry}))

@@ -39,10 +39,10 @@ with deferred.deferring("pandas", "pyarrow"):
     from .data.download import DownloadError
     from .files import check_writable, read_json, write_json
     from .methods import REGISTRY as METHODS
-    from .methods import plugins, search_spaces
+    from .methods import plugins, search_spaces, space_resolution
     from .methods import registry as method_registry
     from .records import tracking
-    from .run import job, plan, protocols
+    from .run import job, plan, preprocessing, protocols, tuning
 
 # `report` and `publish` (which rebuilds reports) are imported by their verbs only (and by
 # `scoreboard`, a module of `report`): they load matplotlib and seaborn, which no other verb needs.
@@ -111,21 +111,78 @@ def _print_table(header, rows, wrap_last=True) -> None:
 
 
 def _spaces() -> None:
-    """Every registered method's search space (`methods.search_spaces`), simplest value first."""
+    """Every registered method's search space (`methods.search_spaces`), as declared: simplest
+    value first, ranges and caps relative to the training part."""
     rows = []
     for name, cls in sorted(METHODS.items()):
         space = search_spaces.space_of(name, cls)
-        values = "; ".join(f"{key}: {', '.join(map(str, v))}" for key, v in space.items())
+        values = "; ".join(f"{key}: {search_spaces.describe(entry)}"
+                           for key, entry in space.items())
         rows.append((name, str(search_spaces.grid_size(space)), values or "(none)"))
     _print_table(("name", "grid", "search space (first value = simplest)"), rows)
-    print("\nequal tuning (config `tuning`, docs/tuning.md) tries the whole grid when it has at most "
-          "`budget` points, else `budget` drawn with its seed; `search_space:` under a method "
-          "replaces its space")
+    print("\nequal tuning (config `tuning`, docs/tuning.md) resolves each space on the inner "
+          "training parts (n, d, classes, smallest_class, largest_class), drops what the method "
+          "cannot take there, and tries all feasible points when they are at most `budget`, "
+          "else the first and `budget - 1` drawn per data set and split; `search_space:` under "
+          "a method replaces its space; --dataset NAME shows them resolved")
+
+
+def _resolved_spaces(args) -> None:
+    """Each method's search space resolved on the first training part of data set `args.
+    dataset` (its label in `--config`, else a registered name under the defaults): the values
+    taken, what was dropped and why, and the candidates of the budget."""
+    if args.config:
+        cfg = plan.check(config.load(args.config), config_files=[args.config])
+        if args.dataset not in cfg["datasets"]:
+            raise ValueError(f"--dataset: '{args.dataset}' is not a data-set label of "
+                             f"{args.config}; its labels are {sorted(cfg['datasets'])}")
+        if cfg.get("tuning") is None:
+            raise ValueError(f"{args.config} has no `tuning` block: its methods are not tuned")
+    else:
+        cfg = plan.check({"benchmark": "spaces", "data": {"cache": args.cache},
+                          "datasets": {args.dataset: None},
+                          "methods": dict.fromkeys(sorted(METHODS)), "tuning": {}})
+    labels = list(cfg["methods"])
+    first = plan.job_spec(cfg, args.dataset, labels[0], [0])
+    mirror, offline = config.data_source(cfg)
+    ds = data.ensure(first["dataset"]["name"], config.cache_dir(cfg), mirror=mirror,
+                     offline=offline)
+    X_train, y_train = tuning_split(first, ds)
+    settings = first["tuning"]
+    fold = tuning.make_inner_folds(y_train, settings["folds"], settings["seed"], 0)
+    parts = tuning.inner_parts(X_train, y_train, fold)
+    facts = ", ".join(f"{k} = {v}" for k, v in space_resolution.facts_of(parts).as_dict().items())
+    print(f"{args.dataset}: split 0, {y_train.size} training points; its {settings['folds']} "
+          f"inner training parts have {facts}\n")
+    for label in labels:
+        spec = plan.job_spec(cfg, args.dataset, label, [0])
+        points, tried, fields = tuning.candidates(spec["tuning"], job.method_class(spec),
+                                                  spec["method"]["params"], parts,
+                                                  spec["dataset"]["name"], 0)
+        print(f"{label}: {fields['grid_size']} feasible points, {len(tried)} candidates "
+              f"(budget {fields['budget']})")
+        for name, values in fields["resolved"]:
+            print(f"  {name}: {', '.join(map(str, values))}")
+        for drop in fields["dropped"]:
+            print(f"  dropped: {drop['reason']}")
+
+
+def tuning_split(spec: dict, ds) -> tuple:
+    """The preprocessed training part of split 0 of a job spec's data set (its protocol)."""
+    splits = protocols.make_splits(ds.y, spec["protocol"], spec["seed"], given=ds.given_split,
+                                   dataset=ds.name,
+                                   drop_classes_below=spec["drop_classes_below"] or 0,
+                                   given_folds=ds.given_folds)
+    X_train, _, _ = preprocessing.fit_transform_rows(spec["preprocess"], ds.X, splits[0].train,
+                                                     splits[0].test)
+    return X_train, ds.y[splits[0].train]
 
 
 def _methods(args) -> None:
+    if args.dataset and not args.spaces:
+        raise ValueError("--dataset goes with --spaces (the spaces resolved on its data)")
     if args.spaces:
-        return _spaces()
+        return _resolved_spaces(args) if args.dataset else _spaces()
     rows = [(name, ", ".join(dict.fromkeys([cls.__name__, method_registry.import_alias(name)])),
              cls.family, cls.kind, ", ".join(sorted(cls.parameter_names())))
             for name, cls in sorted(METHODS.items())]
@@ -467,6 +524,14 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("methods", help="list the registered methods")
     s.add_argument("--spaces", action="store_true",
                    help="print each method's search space for equal tuning (docs/tuning.md)")
+    s.add_argument("--dataset", metavar="NAME",
+                   help="with --spaces: the spaces resolved on the first training part of this "
+                        "data set (a label of --config, else a registered name)")
+    s.add_argument("--config", metavar="FILE",
+                   help="with --dataset: the config whose protocol, preprocessing, tuning and "
+                        "methods apply (default: a registered set under the defaults)")
+    s.add_argument("--cache", default="resources",
+                   help="data cache directory without --config (default resources)")
     s.set_defaults(func=_methods)
 
     s = sub.add_parser("check-config", help="validate a benchmark config")

@@ -113,7 +113,8 @@ def run_split(spec: dict, dataset, index: int, threads: int, progress: bool,
             pending = [(None, spec["k"])]  # (candidate index, its ks) still to fit
             if spec.get("tuning"):
                 chosen, tried, tuned = tuning.tune(spec, lambda p: build(p)[0], X_train,
-                                                   y_train, index, spec["k"])
+                                                   y_train, index, spec["k"],
+                                                   method_class(spec))
                 pending = tuning.groups(chosen)
             kept: dict = {}
             default = None  # the default candidate (index 0) when it won some k: (fitted, times)

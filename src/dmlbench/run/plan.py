@@ -12,6 +12,7 @@ Where each data set and method comes from (the registry, or a file or class of t
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from .. import config as cfg
@@ -167,32 +168,43 @@ def _check_name(config: dict, label: str, key: str) -> None:
 
 
 def tuning_settings(config: dict, label: str) -> dict | None:
-    """The `tuning` block for method `label` with its search space and seed filled in (what
-    the job needs, `run.tuning`); None without tuning."""
+    """The `tuning` block for method `label` with its search space (as [parameter, entry]
+    pairs, in declared order), seed, candidate time limit and budget (the method's own
+    `tuning.budget` if given) filled in: what the job needs (`run.tuning`); None without
+    tuning."""
     block = config.get("tuning")
     if block is None:
         return None
     name = cfg.method_name(config, label)
-    declared = config["methods"][label].get("search_space")
+    entry = config["methods"][label]
     # a plug-in's space is its declared one: its class is not loaded (a published config
     # names its file without the folder, `record_mismatch`)
     cls = method_class(config, label) if name in method_registry.REGISTRY else None
-    return {"folds": block["folds"], "budget": block["budget"],
-            "seed": block.get("seed", config["seed"]),
-            "space": search_spaces.space_of(name, cls, declared)}
+    return {"folds": block["folds"],
+            "budget": (entry.get("tuning") or {}).get("budget", block["budget"]),
+            "seed": block.get("seed", config["seed"]), "time_limit": block.get("time_limit"),
+            "space": search_spaces.as_pairs(search_spaces.space_of(
+                name, cls, entry.get("search_space")))}
+
+
+#: the most points a search space's grid may have (its points are all checked on each split)
+MAX_GRID = 100_000
 
 
 def _check_tuning(config: dict, label: str, cls: type) -> None:
-    """A method's `search_space` (parameters and values its class accepts), and every candidate
-    the rule would try, with the method's `params`, against the declared constraints. Under
-    `tuning` a plug-in (a `class`, or an installed package's method) must give its space: left
-    out, it would run untuned beside tuned methods; `search_space: {}` says so on purpose."""
+    """A method's `search_space` (parameters and entries its class accepts; `search_spaces.
+    check`), and every point of its literal parameters, with the method's `params` (a relative
+    parameter at its `params` value), against the declared constraints. Under `tuning` a
+    plug-in (a `class`, or an installed package's method) must give its space: left out, it
+    would run untuned beside tuned methods; `search_space: {}` says so on purpose."""
     key = f"methods.{label}.search_space"
     entry = config["methods"][label]
     settings = tuning_settings(config, label)
     if settings is None:
-        if "search_space" in entry:
-            raise ConfigError(key, "a search space needs the top-level `tuning` block")
+        for what in ("search_space", "tuning"):
+            if what in entry:
+                raise ConfigError(f"methods.{label}.{what}",
+                                  f"`{what}` needs the top-level `tuning` block")
         return
     if config["k_selection"] != "none":
         raise ConfigError("tuning", "equal tuning chooses the hyperparameters per k; it cannot "
@@ -204,11 +216,19 @@ def _check_tuning(config: dict, label: str, cls: type) -> None:
                           f"{sorted(cls.parameter_names())}, or `search_space: {{}}` to run it "
                           "untuned on purpose (docs/your-method.md)")
     params = cfg.method_params(config, label)
+    space = search_spaces.from_pairs(settings["space"])
     try:
-        search_spaces.check(settings["space"], cls)
-        for candidate in search_spaces.candidates(settings["space"], settings["budget"],
-                                                  settings["seed"]):
-            cls.check_parameters({**params, **candidate})
+        search_spaces.check(space, cls)
+    except ParameterError as err:
+        raise ConfigError(f"{key}.{err.parameter}", str(err)) from None
+    if search_spaces.grid_size(space) > MAX_GRID:
+        raise ConfigError(key, f"the grid has {search_spaces.grid_size(space)} points, more "
+                          f"than {MAX_GRID}; give fewer values")
+    literal = {name: search_spaces.literal_values(entry) for name, entry in space.items()
+               if not (search_spaces.is_relative(entry) and "from" in entry)}
+    try:
+        for values in itertools.product(*literal.values()):
+            cls.check_parameters({**params, **dict(zip(literal, values))})
     except ParameterError as err:
         raise ConfigError(f"{key}.{err.parameter}", str(err)) from None
 
@@ -626,8 +646,9 @@ def job_resources(config: dict, job: Job) -> dict:
     fits = 1
     settings = tuning_settings(config, job.method)
     if settings is not None:
-        tried = min(settings["budget"], search_spaces.grid_size(settings["space"]))
-        fits = 2 + settings["folds"] * tried if tried > 1 else 1
+        tried = min(settings["budget"],
+                    search_spaces.grid_size(search_spaces.from_pairs(settings["space"])))
+        fits = 2 + settings["folds"] * tried
     return resources.for_job(spec.n, spec.d, cfg.dataset_preprocess(config, job.dataset),
                              len(job.splits) * fits, overrides)
 

@@ -3,16 +3,18 @@
 On each outer split, the training part only is cut into `folds` stratified inner folds
 (scikit-learn's `StratifiedKFold`, shuffled with a seed drawn from the config's seed and the
 split index, so every method of the config sees the same inner folds; they are saved next to
-the outer splits and checked on reuse). The candidates are the method's search space
-(`methods.search_spaces`): the full grid when it has at most `budget` points, else `budget`
-points drawn with the tuning seed. Each candidate is fitted on every inner training part and
-scored by the k-NN rule (`measure.knn_rule`, the benchmark's own: the method's
-`kneighbors_per_k`, so local metrics too; `predict` for a classifier) on the inner validation
-part, at each k the job evaluates. The criterion is the mean inner accuracy over the folds (as
-scikit-learn's `GridSearchCV`); for each k the best candidate wins, a tie going to the simpler
-(earlier, `search_spaces.candidates`). A candidate that cannot be fitted on an inner training part
-(e.g. a neighbourhood larger than it) is skipped with its reason. A space of one point needs no
-inner evaluation.
+the outer splits and checked on reuse). The method's search space (`methods.search_spaces`) is
+resolved on the inner training parts (`methods.space_resolution`: values relative to their
+size, values and points the method cannot take there dropped with their reasons); the
+candidates are the feasible points: all of them when they are at most `budget`, else the first
+(the declared default) and `budget - 1` drawn with a seed of the config's seed, the data set and
+the split (`draw_seed`). Each candidate is fitted on every inner training part, within the
+candidate time limit (`time_limit`, all its folds together), and scored by the k-NN rule
+(`measure.knn_rule`, the benchmark's own: the method's `kneighbors_per_k`, so local metrics
+too; `predict` for a classifier) on the inner validation part, at each k the job evaluates. The
+criterion is the mean inner accuracy over the folds (as scikit-learn's `GridSearchCV`); for
+each k the best candidate wins, a tie going to the simpler (earlier) one. A candidate that
+raises on an inner fold, or runs over the time limit, is skipped with its reason.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from sklearn.model_selection import StratifiedKFold
 from ..files import write_npz
 from ..measure.evaluation import neighbour_lists, predictions
 from ..measure.knn_rule import knn_vote
-from ..methods import search_spaces
+from ..methods import search_spaces, space_resolution
+from .time_limit import TimeLimitExceeded, limit
 
 
 def inner_seed(seed: int, split: int) -> int:
@@ -82,64 +85,127 @@ def inner_accuracies(estimator, X_fit, y_fit, X_val, y_val, ks: list[int]) -> di
                              == y_val)) for k in ks}
 
 
+def draw_seed(seed: int, dataset: str, split: int) -> int:
+    """The seed of the candidates drawn on outer split `split` of data set `dataset` (its cache
+    name): a digest of the tuning seed, the data set and the split, so that each (data set,
+    split) gets its own draw, reproducibly."""
+    text = hashlib.sha256(f"{seed}/{dataset}/{split}".encode()).digest()
+    return int.from_bytes(text[:8], "big") >> 1
+
+
+def inner_parts(X_train: np.ndarray, y_train: np.ndarray, fold: np.ndarray) -> list[tuple]:
+    """The inner training parts (X, y), one per inner fold left out."""
+    return [(X_train[fold != f], y_train[fold != f]) for f in range(int(fold.max()) + 1)]
+
+
+def candidates(settings: dict, cls: type, params: dict, parts: list[tuple], dataset: str,
+               split: int) -> tuple[list[dict], list[dict], dict]:
+    """The rule's candidates on one outer split: (the feasible points of the space in declared
+    order, the candidates among them, the record fields saying how they were found). The
+    space (`settings["space"]`, [parameter, entry] pairs) is resolved on the inner training
+    `parts` (`space_resolution`); the method `cls` with its other `params` judges each point.
+    `ValueError` naming the first reason when no point is feasible."""
+    space = search_spaces.from_pairs(settings["space"])
+    facts = space_resolution.facts_of(parts)
+    values, dropped_values = space_resolution.resolve(space, facts, parts)
+    points, dropped_points = space_resolution.feasible_points(space, values, cls, params, facts)
+    dropped = dropped_values + dropped_points
+    if not points:
+        raise ValueError(f"tuning: no point of the search space fits the inner training parts "
+                         f"({facts.n} points, {facts.d} features, smallest class "
+                         f"{facts.smallest_class}): {dropped[0]['reason']} (give the method a "
+                         "`search_space` this data can take, or leave the data set out for it)")
+    seed = draw_seed(settings["seed"], dataset, split)
+    chosen = space_resolution.draw(len(points), settings["budget"], seed)
+    fields = {"space": search_spaces.as_pairs(space), "facts": facts.as_dict(),
+              "resolved": search_spaces.as_pairs(values), "dropped": dropped,
+              "grid_size": len(points), "budget": settings["budget"], "draw_seed": seed,
+              "time_limit_s": settings.get("time_limit")}
+    return points, [points[i] for i in chosen], fields
+
+
+def reason(err: BaseException) -> str:
+    """A failure as one line: the exception's type and message."""
+    return f"{type(err).__name__}: {' '.join(str(err).split())}"
+
+
+def _time_out(err: BaseException, what: str) -> TimeLimitExceeded | None:
+    """The `TimeLimitExceeded` behind `err` (itself, or what it was raised from: a method may
+    wrap what interrupted it), or None."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, TimeLimitExceeded):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
+
+
 def tune(spec: dict, build, X_train: np.ndarray, y_train: np.ndarray, split: int,
-         ks: list[int]) -> tuple[dict[int, int], list[dict], dict]:
+         ks: list[int], cls: type) -> tuple[dict[int, int], list[dict], dict]:
     """Run the rule on one outer split's training part. `build(params)` makes an unfitted
-    estimator with the job's parameters overridden by `params`. Returns the index of the chosen
-    candidate per k, the candidates, and the record's `tuning` entry."""
+    estimator with the job's parameters overridden by `params`; `cls` is the method's class
+    (its parameter checks and data limits judge the points of the space). Returns the index of
+    the chosen candidate per k, the candidates, and the record's `tuning` entry."""
     settings = spec["tuning"]
     wall, cpu = time.perf_counter(), time.process_time()
-    space = settings["space"]
-    tried = search_spaces.candidates(space, settings["budget"], settings["seed"])
     fold, folds_entry = inner_folds(spec, y_train, split)
-    entry = {"space": space, "grid_size": search_spaces.grid_size(space),
-             "budget": settings["budget"], "candidates": tried, "inner_folds": folds_entry}
-    if len(tried) == 1:
-        chosen = dict.fromkeys(ks, 0)
-        entry.update(inner_scores=None, failed={})
-    else:
-        def score(params) -> np.ndarray:
-            """inner accuracies, folds x ks (a ValueError when the candidate cannot be fitted)"""
-            out = np.empty((settings["folds"], len(ks)))
-            for f in range(settings["folds"]):
-                fit, val = fold != f, fold == f
-                acc = inner_accuracies(build(params), X_train[fit], y_train[fit],
-                                       X_train[val], y_train[val], ks)
-                out[f] = [acc[k] for k in ks]
-            return out
+    points, tried, entry = candidates(settings, cls, spec["method"]["params"],
+                                      inner_parts(X_train, y_train, fold),
+                                      spec["dataset"]["name"], split)
+    entry.update(candidates=tried, inner_folds=folds_entry)
+    failed: dict[str, str] = {}
+    rows, walls, cpus = [], [], []
 
-        rows, failed = [], {}
-        for i, params in enumerate(tried):
-            try:
-                rows.append(score(params))
-            except ValueError as err:  # e.g. a size the inner training part cannot take
-                rows.append(np.full((settings["folds"], len(ks)), np.nan))
-                failed[str(i)] = " ".join(str(err).split())
+    def score(index: int, params: dict) -> None:
+        """The candidate's inner accuracies (folds x ks) into `rows`, NaN when it failed (its
+        reason in `failed`); its time in `walls` and `cpus`. Any exception of the candidate
+        fails it, but for MemoryError (and what is no Exception: KeyboardInterrupt,
+        SystemExit); so does its time limit, not the job's."""
+        what = f"tuning candidate {index}"
+        out = np.full((settings["folds"], len(ks)), np.nan)
+        started, started_cpu = time.perf_counter(), time.process_time()
+        try:
+            with limit(settings.get("time_limit"), what):
+                for f in range(settings["folds"]):
+                    fit, val = fold != f, fold == f
+                    acc = inner_accuracies(build(params), X_train[fit], y_train[fit],
+                                           X_train[val], y_train[val], ks)
+                    out[f] = [acc[k] for k in ks]
+        except MemoryError:
+            raise
+        except Exception as err:  # noqa: BLE001 - a candidate's failure is recorded, not fatal
+            late = _time_out(err, what)
+            if late is not None and late.what != what:
+                raise late from (None if late is err else err)  # the job's own limit
+            out[:] = np.nan
+            failed[str(index)] = (f"time: {late}" if late is not None else reason(err))
+        rows.append(out)
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - started_cpu)
+
+    for i, params in enumerate(tried):
+        score(i, params)
+    if len(failed) == len(tried):
+        # none of the budget fits: the rest of the feasible grid, in declared order, until one
+        # does (the budget bounds the work, not whether the method gets a result)
+        first, budgeted = failed["0"], len(tried)
+        for params in (p for p in points if p not in tried[:budgeted]):
+            tried.append(params)
+            score(len(tried) - 1, params)
+            if len(failed) < len(tried):
+                break
         if len(failed) == len(tried):
-            # none of the budget fits: the rest of the grid, in declared order, until one does
-            first, budgeted = failed["0"], len(tried)
-            rest = [p for p in search_spaces.candidates(space, entry["grid_size"], 0)
-                    if p not in tried]
-            for params in rest:
-                tried.append(params)
-                try:
-                    rows.append(score(params))
-                    break
-                except ValueError as err:
-                    rows.append(np.full((settings["folds"], len(ks)), np.nan))
-                    failed[str(len(tried) - 1)] = " ".join(str(err).split())
-            if len(failed) == len(tried):
-                raise ValueError(f"tuning: no candidate of the search space could be fitted on "
-                                 f"the inner folds (the whole grid of {len(tried)} tried); "
-                                 f"candidate 0: {first} (give the method a `search_space` this "
-                                 f"data can take, or leave the data set out for it)")
-            entry["beyond_budget"] = len(tried) - budgeted
-        scores = np.stack(rows)
-        mean = scores.mean(axis=1)  # candidates x ks; NaN for a failed candidate
-        chosen = {k: int(np.nanargmax(mean[:, j])) for j, k in enumerate(ks)}
-        entry.update(inner_scores={str(k): [None if np.isnan(v) else float(v)
-                                            for v in mean[:, j]] for j, k in enumerate(ks)},
-                     failed=failed)
+            raise ValueError(f"tuning: no candidate of the search space could be fitted on "
+                             f"the inner folds (all {len(tried)} feasible points tried); "
+                             f"candidate 0: {first} (give the method a `search_space` this "
+                             f"data can take, or leave the data set out for it)")
+        entry["beyond_budget"] = len(tried) - budgeted
+    mean = np.stack(rows).mean(axis=1)  # candidates x ks; NaN for a failed candidate
+    chosen = {k: int(np.nanargmax(mean[:, j])) for j, k in enumerate(ks)}
+    entry.update(inner_scores={str(k): [None if np.isnan(v) else float(v)
+                                        for v in mean[:, j]] for j, k in enumerate(ks)},
+                 failed=failed, candidate_wall_s=walls, candidate_cpu_s=cpus)
     entry["chosen"] = {str(k): tried[i] for k, i in chosen.items()}
     entry["chosen_index"] = {str(k): i for k, i in chosen.items()}
     entry["wall_s"] = time.perf_counter() - wall
@@ -150,8 +216,6 @@ def tune(spec: dict, build, X_train: np.ndarray, y_train: np.ndarray, split: int
 def ranked(entry: dict, k: int) -> list[int]:
     """The candidates at k from the best mean inner score down, a tie to the earlier (simpler)
     one as in `tune`; candidates that failed on the inner folds left out."""
-    if entry["inner_scores"] is None:
-        return [0]
     scores = entry["inner_scores"][str(k)]
     return sorted((i for i, v in enumerate(scores) if v is not None), key=lambda i: (-scores[i], i))
 

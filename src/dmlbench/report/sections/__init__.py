@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import (
     bayesian,
     boosting,
+    budget_study,
     claims,
     cost,
     hierarchical,
@@ -39,6 +40,7 @@ SECTIONS = [
     k_tuned.section,
     learning_curves.section,
     tuning.section,
+    budget_study.section,
     hubness.hubness,
     cost.cost,
     cost.cost_accuracy,

@@ -65,7 +65,8 @@ def against_defaults(frame: pd.DataFrame, k: int) -> pd.DataFrame:
 
 def sensitivity(splits: pd.DataFrame, entries: dict[str, dict]) -> pd.DataFrame:
     """One row per (split run, k, candidate evaluated, hyperparameter of its space): the
-    candidate's `value` of that `parameter` (as text), its inner score (`score`: mean inner
+    candidate's `value` of that `parameter` (as text; a range's by its place, `split_space`),
+    its inner score (`score`: mean inner
     k-NN accuracy over the folds) and `relative`, the score less the best candidate's of the
     same split and k (0 for the winner, in accuracy points), and `position`, the value's place
     in the space's declared order."""
@@ -74,7 +75,7 @@ def sensitivity(splits: pd.DataFrame, entries: dict[str, dict]) -> pd.DataFrame:
         entry = entries.get(run["run_id"])
         if entry is None or not entry.get("inner_scores"):
             continue
-        space = entry["space"]
+        space, ranges = split_space(entry)
         for k, scores in entry["inner_scores"].items():
             known = [s for s in scores if s is not None]
             if not known:
@@ -84,13 +85,26 @@ def sensitivity(splits: pd.DataFrame, entries: dict[str, dict]) -> pd.DataFrame:
                 if score is None:
                     continue
                 for parameter, values in space.items():
-                    value = candidate[parameter]
+                    position = values.index(candidate[parameter])
+                    label = (f"#{position + 1}" if parameter in ranges
+                             else value_label(candidate[parameter]))
                     rows.append({"method": run["method"], "dataset": run["dataset"],
-                                 "k": int(k), "parameter": parameter,
-                                 "value": value_label(value), "position": values.index(value),
-                                 "score": score, "relative": 100 * (score - best)})
+                                 "k": int(k), "parameter": parameter, "value": label,
+                                 "position": position, "score": score,
+                                 "relative": 100 * (score - best)})
     return pd.DataFrame(rows, columns=["method", "dataset", "k", "parameter", "value",
                                        "position", "score", "relative"])
+
+
+def split_space(entry: dict) -> tuple[dict[str, list], set[str]]:
+    """({parameter: the values it took on the split}, the parameters given as a range relative
+    to the training part, whose values differ between data sets and are shown by their place,
+    #1 the range's start). Records before issue 46 keep the space as a mapping of values."""
+    if isinstance(entry["space"], dict):
+        return entry["space"], set()
+    ranges = {name for name, declared in entry["space"]
+              if isinstance(declared, dict) and "from" in declared}
+    return dict(entry["resolved"]), ranges
 
 
 def value_label(value) -> str:
