@@ -223,7 +223,7 @@ def test_a_tuned_config_refuses_a_plugin_without_its_search_space(tmp_path, plug
         path = _tuned_config(tmp_path, {"class": "plugins/whiten.py:Whiten",
                                         "search_space": space})
         cfg = plan.check(config.load(path), config_files=[path])
-        assert plan.job_spec(cfg, "iris", "mine", [0])["tuning"]["space"] == space
+        assert plan.job_spec(cfg, "iris", "mine", [0])["tuning"]["space"] == [[k, v] for k, v in space.items()]
         assert len(search_spaces.candidates(space, 3, 0)) == candidates
 
 
