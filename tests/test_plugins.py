@@ -223,8 +223,9 @@ def test_a_tuned_config_refuses_a_plugin_without_its_search_space(tmp_path, plug
         path = _tuned_config(tmp_path, {"class": "plugins/whiten.py:Whiten",
                                         "search_space": space})
         cfg = plan.check(config.load(path), config_files=[path])
-        assert plan.job_spec(cfg, "iris", "mine", [0])["tuning"]["space"] == [[k, v] for k, v in space.items()]
-        assert len(search_spaces.candidates(space, 3, 0)) == candidates
+        assert plan.job_spec(cfg, "iris", "mine", [0])["tuning"]["space"] == [
+            [name, values] for name, values in space.items()]
+        assert search_spaces.grid_size(space) == candidates
 
 
 def test_a_typo_in_a_plugins_search_space_is_named_once_with_the_closest(tmp_path,
