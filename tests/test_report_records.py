@@ -4,6 +4,7 @@ runs, curves, arrays and tables."""
 
 import copy
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -204,3 +205,23 @@ def test_cells_link_to_a_readable_page_of_their_records(published, tmp_path):
             row = part.split(f"<tr><th>{record['split']['index']}</th>", 1)[1].split("</tr>")[0]
             for k in record["k"]:
                 assert f"<td>{100 * record['metrics'][voc.accuracy(k)]:.2f}</td>" in row
+
+
+def test_a_partly_published_run_says_so_and_names_what_is_missing(published, tmp_path):
+    """A records folder holding some of its config's jobs (a run in pieces, still going): the
+    page says at its top that it is partial and names the missing (data set, method) pairs; the
+    complete folder's page does not."""
+    from dmlbench import cli
+
+    record_paths, _, cfg = publish.verified_files(published)
+    left_out = sorted(record_paths)[-1]
+    method = Path(left_out).parent.name
+    partial = publish.publish([p for p in record_paths if p != left_out], [], cfg,
+                              tmp_path / "partial", published)
+    assert cli.main(["report", "--records", str(partial.parent), "--out",
+                     str(tmp_path / "partial"), "--workers", "1"]) == 0
+    page = (tmp_path / "partial" / "index.html").read_text()
+    assert "<b>Partial run:</b> 1 of the" in page and f"iris / {method}" in page
+    assert cli.main(["report", "--records", str(published), "--out",
+                     str(tmp_path / "whole"), "--workers", "1"]) == 0
+    assert "Partial run" not in (tmp_path / "whole" / "index.html").read_text()

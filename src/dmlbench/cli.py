@@ -413,10 +413,10 @@ def _report(args) -> None:
                   + (f"updated {', '.join(changed)} from {args.settings}, manifest resealed"
                      if changed else f"report settings already those of {args.settings}"),
                   file=sys.stderr)
-        _check_published_records(args.records, publish.verified_files(args.records))
+        missing = _check_published_records(args.records, publish.verified_files(args.records))
         tracked = read_json(args.tracking) if args.tracking else None
         publish.rebuild(args.records, args.out or "reports/rebuilt", progress=True,
-                        workers=args.workers, tracked_summary=tracked)
+                        workers=args.workers, tracked_summary=tracked, missing=missing)
         return
     keys = config_run_id = None
     experiment = args.experiment
@@ -435,10 +435,11 @@ def _report(args) -> None:
                  progress=True)
 
 
-def _check_published_records(records_dir: str, verified: tuple) -> None:
+def _check_published_records(records_dir: str, verified: tuple) -> list[str]:
     """Refuse a published records folder holding a record that is not of the job its
     config.json gives it (`plan.record_mismatch`: other settings, another plug-in class, a
-    data set or method the config lacks), naming the first one."""
+    data set or method the config lacks), naming the first one. Returns the config's
+    "data set / method" pairs that have no record (a run still in progress)."""
     record_paths, _, published_config = verified
     published_config = config.with_defaults(published_config)  # one written by an older schema
     checked = set()  # the splits of one job: one check
@@ -457,6 +458,9 @@ def _check_published_records(records_dir: str, verified: tuple) -> None:
                 raise ValueError(f"{path}: not a record of the job {config_path} gives it "
                                  f"({why}); publish the records of one config together (the "
                                  "workflow's publish step)")
+    present = {tuple(json.loads(job_of)[1:3]) for job_of in checked}
+    return [f"{ds} / {method}" for ds, method in dict.fromkeys(
+        (j.dataset, j.method) for j in plan.jobs(published_config)) if (ds, method) not in present]
 
 
 def _quiet_mlflow() -> None:

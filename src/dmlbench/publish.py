@@ -199,12 +199,14 @@ def record_links(records_dir: str | Path, out_dir: str | Path) -> dict[str, str]
 
 
 def rebuild(records_dir: str | Path, out_dir: str | Path, progress: bool = False,
-            workers: int | None = None, tracked_summary: dict | None = None) -> Path:
+            workers: int | None = None, tracked_summary: dict | None = None,
+            missing: list[str] | None = None) -> Path:
     """The report of a published records folder, built again into `out_dir` from the records
     alone (read as they are, `report.runs.RecordRuns`: no MLflow store; nothing is refitted),
     its cells linking to the record files. Returns the new index.html. `tracked_summary`: the
     track step's summary of the same records (`tracking.ingest`, its tracking.json), whose
-    MLflow experiment the page then names and links."""
+    MLflow experiment the page then names and links. `missing`: the config's (data set,
+    method) pairs without records, which the page names (`report.build`)."""
     record_paths, documents, config = verified_files(records_dir)
     tracked = [run for path in documents for run in studies.tracked_runs(read_json(path))]
     links = record_links(records_dir, out_dir)
@@ -214,4 +216,4 @@ def rebuild(records_dir: str | Path, out_dir: str | Path, progress: bool = False
                                     experiment_id=summary.get("experiment_id"))
     return report.build(source, out_dir, manifest=Path(records_dir) / MANIFEST,
                         record_links=links, mlflow_link=tracked_summary is not None,
-                        workers=workers, progress=progress)
+                        workers=workers, progress=progress, missing=missing)

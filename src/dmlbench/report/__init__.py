@@ -37,7 +37,8 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
           title: str | None = None, description: str = "",
           config_run_id: str | None = None, manifest: str | Path | None = None,
           record_links: dict[str, str] | None = None, mlflow_link: bool = True,
-          workers: int | None = None, progress: bool = False) -> Path:
+          workers: int | None = None, progress: bool = False,
+          missing: list[str] | None = None) -> Path:
     """Write the report of the runs of `source` to `out_dir`; returns the path of index.html.
 
     `source`: where the runs are read, `runs.MlflowRuns` (an MLflow experiment) or
@@ -54,7 +55,9 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
     The page names the
     tracking store by its scheme and name only, and the config beside it is `public_config`
     (no local paths). `workers`: processes drawing the figures (default: the CPUs, at most 4);
-    `progress`: progress bars on the console.
+    `progress`: progress bars on the console. `missing`: the (data set / method) pairs its
+    config asks for that have no records yet (a run still in progress): the page says at its top
+    that it is partial and names them.
     """
     out_dir = Path(out_dir)
     experiment = source.experiment
@@ -90,6 +93,7 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
         manifest_sha256=None if manifest is None else _sha256(Path(manifest)),
         unpinned=unpinned_files(splits),
         code_versions=list(tables.code_versions(splits)),
+        missing=missing or [],
         n_datasets=parents["dataset"].nunique(), n_methods=parents["method"].nunique(),
         n_parents=len(parents), n_splits=len(splits), version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M %Z"))
