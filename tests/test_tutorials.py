@@ -208,7 +208,7 @@ def test_the_tutorial_runs_end_to_end(tmp_path):
     for name in ("saheart", "iris"):
         path = project / f"results/your-tuned-benchmark/runs/{name}/whiten/part0.json"
         tuned = records.read(path)
-        assert [r["tuning"]["space"] for r in tuned] == [{"shrinkage": [0.1, 0.0, 0.5, 1.0]}] * 4
+        assert [r["tuning"]["space"] for r in tuned] == [[["shrinkage", [0.1, 0.0, 0.5, 1.0]]]] * 4
         assert all(r["tuning"]["inner_scores"] for r in tuned)
 
     # an edited plug-in file reruns its own jobs, on both data sets, and no other

@@ -459,8 +459,9 @@ def _check_published_records(records_dir: str, verified: tuple) -> list[str]:
                                  f"({why}); publish the records of one config together (the "
                                  "workflow's publish step)")
     present = {tuple(json.loads(job_of)[1:3]) for job_of in checked}
-    return [f"{ds} / {method}" for ds, method in dict.fromkeys(
-        (j.dataset, j.method) for j in plan.jobs(published_config)) if (ds, method) not in present]
+    return [f"{ds} / {method}" for method in published_config["methods"]
+            for ds in config.method_datasets(published_config, method)
+            if (ds, method) not in present]
 
 
 def _quiet_mlflow() -> None:

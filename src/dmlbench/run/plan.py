@@ -455,9 +455,10 @@ def job_limits(config: dict, job: Job) -> dict:
             "over_budget": config.get("over_budget", cfg.default("over_budget"))}
 
 
-#: the facts of a plug-in's identity that only its files give (`sources.method_entry`), which its
+#: the facts of a plug-in's identity that only its code gives (`sources.plugin_code`: an installed
+#: distribution's name and version, or its file's sha256 and its local modules'), which its
 #: records keep in `method.plugin`
-PLUGIN_FILE_FACTS = ("sha256",)
+PLUGIN_FILE_FACTS = ("package", "version", "sha256", "modules")
 
 
 def recorded_method_entry(config: dict, label: str, record: dict) -> dict:
