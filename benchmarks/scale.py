@@ -48,8 +48,8 @@ LARGE: dict[str, dict] = {
     "rmvem": {"max_selection_queries": 2000, "grid_size": 4},
     "rmle": {"max_selection_queries": 2000, "grid_size": 4},
     "minivenn": {"max_selection_queries": 2000, "grid_size": 4},
-    "lfda": {"affinity": "knn"},
-    "itml": {"bound_pairs": 10000},
+    "lfda": {"affinity_neighbors": 20},
+    "itml": {"bound_pairs": 100000},
 }
 THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                                   "NUMBA_NUM_THREADS")}
