@@ -53,7 +53,7 @@ BLOCK_ENTRIES = 1 << 22
 #: the active set's candidate impostors of i: the points of other labels within this factor of
 #: i's largest margin 1 + max_j D_ij at the refresh (Weinberger & Saul's active set, with room
 #: for the map to move before the set must be recomputed)
-ACTIVE_SET_SLACK = 1.5
+ACTIVE_SET_SLACK = 1.1
 #: relative room for the rounding of squared distances in the active set's certificate
 CERTIFICATE_RTOL = 1e-8
 
@@ -112,8 +112,13 @@ class Objective:
         push_rows = pull_weight.sum(axis=1)
         total_active = int(push_rows.sum())
         Xc = self.X_centred
-        pull = self.pull_diff.T @ (self.pull_diff * pull_weight.reshape(-1, 1))
-        push = (Xc.T * (push_rows + push_cols)) @ Xc - cross - cross.T
+        # only the (i, j) with active impostors and the points in active triples add terms
+        pulled = np.flatnonzero(pull_weight.reshape(-1))
+        diffs = self.pull_diff[pulled]
+        pull = diffs.T @ (diffs * pull_weight.reshape(-1)[pulled, None])
+        pushed = np.flatnonzero(push_rows + push_cols)
+        push = ((Xc[pushed].T * (push_rows + push_cols)[pushed]) @ Xc[pushed]
+                - cross - cross.T)
         G = L @ (self.dfG * self.reg + (pull - push) * (1.0 - self.reg))
         objective = total_active * (1.0 - self.reg) + G.ravel() @ L.ravel()
         return 2.0 * G, float(objective), total_active
@@ -176,7 +181,8 @@ class ActiveSetObjective(Objective):
         push_cols = np.zeros(n)
         lmnn_compiled.count_active_pairs(*self.pairs, Lx, margins, Xc, push_X, pull_weight,
                                          push_cols)
-        return pull_weight, push_cols, Xc.T @ push_X
+        rows = np.flatnonzero(pull_weight.sum(axis=1))  # the points with an active impostor
+        return pull_weight, push_cols, Xc[rows].T @ push_X[rows]
 
     def _refresh(self, L: np.ndarray, Lx: np.ndarray, margins: np.ndarray) -> None:
         """Candidates of every i at the map L, in one pass over the upper triangle of D."""
@@ -194,7 +200,9 @@ class ActiveSetObjective(Objective):
             first.append(f)
             second.append(s)
             start = stop
-        self.pairs = (np.concatenate(first), np.concatenate(second))
+        first, second = np.concatenate(first), np.concatenate(second)
+        order = np.lexsort((second, first))  # by point, then impostor: memory in order
+        self.pairs = (first[order], second[order])
         self.refreshes += 1
         self.largest_set = max(self.largest_set, self.pairs[0].size)
         self.L0 = L.copy()

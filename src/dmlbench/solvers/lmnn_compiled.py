@@ -83,37 +83,31 @@ def impostor_candidates(gram: np.ndarray, start: int, sq: np.ndarray, labels: np
     limit, so no pair whose exact distance is within the limit is left out (a few beyond it may
     be listed). Returns (first, second)."""
     b, width = gram.shape
-    scale = sq.max()
-    top = limit.max()
-    count = 0
-    for r in range(b):
-        i = start + r
-        for c in range(r + 1, width):
-            l = start + c
-            if labels[l] != labels[i]:
-                d = sq[i] + sq[l] - 2.0 * gram[r, c]
-                tol = NEAR * (sq[i] + scale + top)
-                if d <= limit[i] + tol:
-                    count += 1
-                if d <= limit[l] + tol:
-                    count += 1
-    first = np.empty(count, dtype=np.int64)
-    second = np.empty(count, dtype=np.int64)
+    slack = NEAR * (2.0 * sq.max() + limit.max())
+    reach = limit + slack - sq  # D_il <= limit_i + slack  <=>  sq_l - 2 g_il <= reach_i
+    size = 1024
+    first = np.empty(size, dtype=np.int64)
+    second = np.empty(size, dtype=np.int64)
     p = 0
     for r in range(b):
         i = start + r
+        label, reach_i, sq_i = labels[i], reach[i], sq[i]
+        if p + 2 * width > size:  # room for every pair of this row
+            size = 2 * (p + 2 * width)
+            first_new, second_new = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+            first_new[:p], second_new[:p] = first[:p], second[:p]
+            first, second = first_new, second_new
         for c in range(r + 1, width):
             l = start + c
-            if labels[l] != labels[i]:
-                d = sq[i] + sq[l] - 2.0 * gram[r, c]
-                tol = NEAR * (sq[i] + scale + top)
-                if d <= limit[i] + tol:
+            twice = 2.0 * gram[r, c]
+            if labels[l] != label:
+                if sq[l] - twice <= reach_i:
                     first[p], second[p] = i, l
                     p += 1
-                if d <= limit[l] + tol:
+                if sq_i - twice <= reach[l]:
                     first[p], second[p] = l, i
                     p += 1
-    return first, second
+    return first[:p].copy(), second[:p].copy()
 
 
 @numba.njit(cache=True)
