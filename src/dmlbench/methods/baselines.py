@@ -15,9 +15,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from scipy.sparse import coo_matrix
 from sklearn.metrics import pairwise_distances
 
 from ..measure.neighbours import euclidean_kneighbors
+from ..solvers.margins import graph_scatter
 from .base import LinearMetric
 from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
@@ -450,10 +452,6 @@ def local_fisher_scatters(X: np.ndarray, y: np.ndarray, k: int, neighbors: int
     A (1/n - 1/n_c) on same-class pairs, 1/n across classes, S = (1/2) sum_ij W_ij (x_i - x_j)
     (x_i - x_j)^T; the across-class part is the total scatter less the classes' own, so only
     the affinity's pairs are summed: O(n neighbors D + n D^2)."""
-    from scipy.sparse import coo_matrix
-
-    from ..solvers.margins import graph_scatter
-
     n = y.size
     labels, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
     rows, cols, values, per_point = [], [], [], np.empty(n)

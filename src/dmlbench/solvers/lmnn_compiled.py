@@ -3,7 +3,7 @@ distances: the bookkeeping of metric-learn 0.7.0's `_loss_grad` (its per-label i
 `act1`/`act2` masks and `Counter` of (point, target) edges) without a pass of the interpreter,
 or of numpy, per target neighbour (`methods.lmnn.Objective` uses it).
 
-The active-set form (`methods.lmnn.ActiveSetObjective`, Weinberger & Saul 2008, sect. 3.2) uses
+The active-set form (`methods.lmnn.ActiveSetObjective`, Weinberger & Saul's active set) uses
 two more passes: `impostor_candidates` lists, from a block of the squared distances, the ordered
 pairs (i, l) of different labels within a threshold of i (its candidate impostors), and
 `count_active_pairs` counts the active triples over such a list only, deciding each pair by its
