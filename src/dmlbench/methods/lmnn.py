@@ -164,7 +164,8 @@ class ActiveSetObjective(Objective):
     impostor. Refreshes take place when the map has moved far enough, every few iterations (at
     a fixed period in the published solver, where impostors found at a recomputation join the
     set: here no evaluation misses one). s = 1.1 was measured best on generated data up to
-    16 000 points (fewer candidates per evaluation against fewer refreshes). Memory: the candidate list and row blocks of D, never an n x n array."""
+    16 000 points (fewer candidates per evaluation against fewer refreshes). Memory: the
+    candidate list and row blocks of D, never an n x n array."""
 
     def __init__(self, X: np.ndarray, label_inds: np.ndarray, targets: np.ndarray,
                  regularization: float):

@@ -11,7 +11,8 @@ fast and approximately, then exactly for the candidates that can reach the answe
   q^T M q, from the rows [y_a y_b, y, 1]; used when d (d + 1) / 2 <= 2 d r; the rows are
   precomputed when all n fit in `GRAM_BYTES`, else built for one chunk of training points at a
   time, `GRAM_CHUNK_BYTES`, and multiplied at once, so large training sets keep the Gram form's
-  one matrix product instead of the span form's several passes), or the span form sum_k g_k (v_k^T (y - q))^2 + g_perp |y - q|^2_perp.
+  one matrix product instead of the span form's several passes), or the span form
+  sum_k g_k (v_k^T (y - q))^2 + g_perp |y - q|^2_perp.
   Both come with a rigorous floating-point error bound (Higham, Accuracy and Stability of
   Numerical Algorithms, 2nd ed., sect. 3.1: |fl(a^T b) - a^T b| <= gamma_n |a|^T |b|), which
   gives a lower and an upper bound on each exact value; the Gram form's bound has the shape
