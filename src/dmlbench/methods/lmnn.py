@@ -31,6 +31,12 @@ pre-selects with the Gram formula on raw data, then compares differences), sums 
 otherwise. A comparison that falls within rounding of its margin can go either way, and the
 descent's halving test (objective rises or not) can flip where the change is at rounding level;
 on the tested sets the learnt maps agree to 1e-7 relative or better and the iterations match.
+
+The large-data form, `impostors='active_set'` (`ActiveSetObjective`), evaluates the same
+objective over an active set of candidate impostors that a pass over all pairs recomputes only
+when a certificate can no longer show it complete, and takes its targets from the blocked exact
+search (`nearest_targets`): no evaluation visits all n^2 pairs, and no class's n_c x n_c
+distances are formed (docs/methods.md, "Large data"; `benchmarks/scale.py`).
 """
 
 from __future__ import annotations
