@@ -345,6 +345,8 @@ def test_mfa_matches_a_dense_reference():
     ("boostmdm_g", {"mu": -0.5}, "mu must be a number >= 0 or None"),
     ("boostmdm_g", {"mu_neighbor": 14}, "mu_neighbor = 14 exceeds the n_train - 1 = 13"),
     ("boostmdm", {"max_boost_iter": 0}, "max_boost_iter must be an integer >= 1 or None"),
+    ("boostmdm_g", {"set_size": 5}, "set_size = 5 must be at least mu_neighbor = 7"),
+    ("gi_relief", {"set_size": 0}, "set_size must be an integer >= 1 or None"),
 ])
 def test_bad_parameters_are_clear_errors(name, params, message):
     y = np.array([0] * 5 + [1] * 9)  # smallest class 5 (4 hits), largest leaves 5 misses
@@ -433,3 +435,62 @@ def test_a_hit_scatter_at_rounding_level_gives_no_vectors_instead_of_failing():
                                                zero_below=margins.rounding_level(X, w))
     assert V.shape == (2, 0) and vals.size == 0
 
+
+
+# --- the large-data form of BoostMDM-G: truncated Gaussian sets ---------------------------------
+
+@pytest.mark.parametrize("side", ["hits", "misses"])
+def test_truncated_gaussian_sets_keeping_every_member_are_the_full_sets(side):
+    """`set_size` at least every side's size: the same mu, f values and scatter as the full
+    Gaussian sets (the dense softmax weights of section 2.6.2), and a bound of 0."""
+    X, y = blobs(0, n=40, d=5, scales=False)
+    Z = X @ np.random.default_rng(1).normal(size=(5, 3))
+    w = np.random.default_rng(2).dirichlet(np.ones(y.size))
+    hits, misses, mu = margins.SetRule("gaussian", size=40).sets(Z, y)
+    assert mu == pytest.approx(table2_mu(Z), rel=1e-10)
+    sets = hits if side == "hits" else misses
+    psi = dense_psi(Z, y, side, None, mu)
+    np.testing.assert_allclose(sets.f(X), np.sum(psi * dense_sq(X), axis=1), rtol=1e-9)
+    np.testing.assert_allclose(sets.scatter(X, w), laplacian_scatter(X, w[:, None] * psi),
+                               rtol=1e-9, atol=1e-10)
+    assert sets.dropped == 0.0
+
+
+@pytest.mark.parametrize("mu", [None, 0.5, 5.0])
+@pytest.mark.parametrize("size", [7, 12])
+def test_truncated_gaussian_sets_are_within_their_bound_of_the_full_sets(mu, size):
+    """Each sample's truncated weights (its `size` nearest hits or misses, by brute force) are
+    the full softmax weights renormalised over them, and differ from the full ones by at most
+    the reported bound in total variation (the weight share left out)."""
+    X, y = blobs(3, n=60, d=4, scales=False)
+    hits, misses, mu_used = margins.SetRule("gaussian", mu=mu, size=size).sets(X, y)
+    if mu is None:
+        assert mu_used == pytest.approx(table2_mu(X), rel=1e-10)
+    for side, sets in (("hits", hits), ("misses", misses)):
+        full = dense_psi(X, y, side, None, mu_used)
+        nearest = dense_psi(X, y, side, size, None) > 0
+        truncated = np.zeros_like(full)
+        np.put_along_axis(truncated, sets.index, sets.weight, axis=1)
+        np.testing.assert_array_equal(truncated > 0, nearest & (full > 0))
+        renormalised = np.where(nearest, full, 0.0)
+        renormalised /= renormalised.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(truncated, renormalised, rtol=1e-9, atol=1e-15)
+        total_variation = 0.5 * np.abs(truncated - full).sum(axis=1)
+        assert total_variation.max() <= sets.dropped * (1 + 1e-9)
+        assert sets.dropped < 1
+
+
+@pytest.mark.parametrize("name", ["boostmdm_g", "gi_relief"])
+def test_set_size_of_every_member_fits_the_default_metric(name):
+    """The method with `set_size` covering all hits and misses learns the default form's metric
+    and records the form and a truncation bound of 0; a smaller size records its bound."""
+    X, y = blobs(1)
+    default = make(name, {}).fit(X, y)
+    whole = make(name, {"set_size": y.size}).fit(X, y)
+    np.testing.assert_allclose(whole.metric_, default.metric_, rtol=1e-8,
+                               atol=1e-10 * np.abs(default.metric_).max())
+    assert whole.fit_info()["truncation_bound"] == [0.0] * whole.fit_info()["n_boost_iter"]
+    assert whole.fit_info()["scale_form"] == f"set_size={y.size}"
+    assert default.fit_info()["scale_form"] == "set_size=None"
+    small = make(name, {"set_size": 10}).fit(X, y).fit_info()
+    assert all(0 < b < 1 for b in small["truncation_bound"])

@@ -13,7 +13,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import MinMaxScaler
 
 from dmlbench.methods import make
-from dmlbench.methods.lmnn import BLOCK_ENTRIES, Objective, lmnn_fit, select_targets
+from dmlbench.methods.lmnn import (BLOCK_ENTRIES, ActiveSetObjective, Objective, lmnn_fit,
+                                   nearest_targets, select_targets)
 
 metric_learn = pytest.importorskip("metric_learn")
 from metric_learn.lmnn import _sum_outer_products  # noqa: E402
@@ -158,3 +159,98 @@ def test_fit_counts_iterations_as_metric_learn():
         reference = metric_learn.LMNN(init="identity", max_iter=max_iter).fit(X, y)
         assert reference.n_iter_ == expected
         np.testing.assert_allclose(L, reference.components_, rtol=1e-12, atol=1e-14)
+
+
+# --- the active-set form (Weinberger & Saul 2008, sect. 3.2) -----------------------------------
+
+def brute_force_targets(X, y, k):
+    """Each point's k nearest same-class points by brute force, ties to the smaller index."""
+    D = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=2)
+    targets = np.empty((len(y), k), dtype=int)
+    for i in range(len(y)):
+        same = np.flatnonzero((y == y[i]) & (np.arange(len(y)) != i))
+        targets[i] = same[np.lexsort((same, D[i, same]))[:k]]
+    return targets
+
+
+@pytest.mark.parametrize("case", ["balance grid", "wine"])
+def test_active_set_targets_are_the_brute_force_nearest(case):
+    """The blocked exact search's targets (`nearest_targets`), ties (balance-scale's integer
+    grid has many) ordered by index."""
+    X, y = balance_grid() if case == "balance grid" else wine_scaled()
+    _, label_inds = np.unique(y, return_inverse=True)
+    assert np.array_equal(nearest_targets(X, label_inds, 3), brute_force_targets(X, y, 3))
+
+
+@pytest.mark.parametrize("case", list(random_maps()), ids=lambda case: case[0])
+def test_active_set_evaluations_equal_the_full_ones_along_a_path(case):
+    """At the map of a refresh and at maps moved away from it step by step (certified without
+    a refresh while the candidates provably hold every active triple, refreshed once they may
+    not), the active-set objective, gradient and count equal the full evaluation's; the last
+    case has a rank-2 map (its certificate needs the null-space term)."""
+    _, (X, y), L, k, reg = case
+    full = ours(X, y, k, reg)
+    active = ActiveSetObjective(X, full.labels, full.targets, reg)
+    rng = np.random.default_rng(5)
+    direction = rng.normal(size=L.shape) * np.linalg.norm(L) / np.sqrt(L.size)
+    for step in (0.0, 1e-4, 1e-3, 1e-2, 3e-2, 0.1, 0.3):
+        M = L + step * direction
+        G, obj, count = active(M)
+        G_ref, obj_ref, count_ref = full(M)
+        assert count == count_ref
+        assert obj == pytest.approx(obj_ref, rel=1e-12, abs=1e-12)
+        np.testing.assert_allclose(G, G_ref, rtol=1e-9, atol=1e-9 * np.abs(G_ref).max())
+    assert active.evaluations == 7
+    assert 1 <= active.refreshes < 7  # small steps are certified without a pass over all pairs
+
+
+def test_active_set_certificate_refreshes_when_a_left_out_pair_could_enter():
+    """Where the map moves far, the candidates of the last refresh would miss active triples:
+    the evaluation refreshes (and so stays exact); a map scaled down makes every pair an
+    impostor."""
+    X, y = wine_scaled()
+    full = ours(X, y, 3, 0.5)
+    active = ActiveSetObjective(X, full.labels, full.targets, 0.5)
+    L = 10 * np.eye(13)
+    active(L)
+    candidates = active.pairs[0].size
+    _, _, count = active(1e-3 * L)
+    assert active.refreshes == 2 and active.pairs[0].size > candidates
+    assert count == full(1e-3 * L)[2]
+
+
+@pytest.mark.parametrize("name", FITS)
+def test_active_set_descent_reaches_the_full_forms_objective(name):
+    """The whole descent on the same targets: the same steps and so the same map to rounding,
+    and a final objective (the full `Objective`, metric-learn's definition) no worse than the
+    default form's; iris has tied distances, so both take the blocked search's targets."""
+    X, y, _ = held_out(*FITS[name])
+    _, label_inds = np.unique(y, return_inverse=True)
+    k = 2 if name == "small class" else 3
+    targets = nearest_targets(X, label_inds, k)
+    L0 = np.eye(X.shape[1])
+    full = Objective(X, label_inds, targets, 0.5)
+    L_full, it_full = lmnn_fit(full, L0, 1e-7, 1000, 50, 1e-3)
+    fast = ActiveSetObjective(X, label_inds, targets, 0.5)
+    L_fast, it_fast = lmnn_fit(fast, L0, 1e-7, 1000, 50, 1e-3)
+    assert full(L_fast)[1] <= full(L_full)[1] * (1 + 1e-9)
+    assert it_fast == it_full
+    assert np.linalg.norm(L_fast - L_full) <= 1e-6 * np.linalg.norm(L_full)
+    assert fast.refreshes < fast.evaluations
+
+
+@pytest.mark.parametrize("name", ["wine min-max", "small class"])
+def test_active_set_fit_is_the_default_fit_where_targets_do_not_tie(name):
+    """The method: without tied distances the blocked search's targets are metric-learn's, so
+    `impostors='active_set'` learns the default form's map; the record says which form ran."""
+    X_train, y_train, _ = held_out(*FITS[name])
+    params = {"n_neighbors": 3, "random_state": 0}
+    default = make("lmnn", params).fit(X_train, y_train)
+    fast = make("lmnn", {**params, "impostors": "active_set"}).fit(X_train, y_train)
+    assert fast.n_iter_ == default.n_iter_
+    L, R = fast.components_, default.components_
+    assert np.linalg.norm(L - R) <= 1e-6 * np.linalg.norm(R)
+    assert default.fit_info()["scale_form"] == "impostors=all"
+    info = fast.fit_info()
+    assert info["scale_form"] == "impostors=active_set"
+    assert info["impostor_refreshes"] < info["evaluations"]

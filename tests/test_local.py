@@ -154,18 +154,26 @@ def test_cosine_neighbourhoods_and_train_kneighbors_leave_one_out():
     np.testing.assert_array_equal(ind, ref_i)
 
 
+@pytest.mark.parametrize("distances", ["gram rows built per chunk", "span form"])
 @pytest.mark.parametrize("form", ["literal", "inverse"])
-def test_batches_chunks_and_both_distance_forms_give_the_same_lists(monkeypatch, form):
+def test_batches_chunks_and_both_distance_forms_give_the_same_lists(monkeypatch, form,
+                                                                    distances):
+    """The Gram form with the training points' rows kept, against small batches and blocks with
+    the rows built a few training points at a time (past `GRAM_BYTES`: large training sets) or
+    with the span form."""
     X, y = blobs(n=50, d=4, seed=5)
     Q = blobs(n=12, d=4, seed=6)[0]
     est = make("rmvem", {"m": 7, "form": form}).fit(X, y)
-    assert est._train.use_gram(4)
+    assert est._train.use_gram(4) and est._train.gram is not None
     whole = est.kneighbors(Q, 6)
     monkeypatch.setattr(local_metrics, "MVCE_BATCH", 1)
     monkeypatch.setattr(local_search, "MAX_BLOCK_BYTES", 1)
-    monkeypatch.setattr(local_search, "GRAM_BYTES", 0)  # the span form
+    monkeypatch.setattr(local_search, "GRAM_BYTES", 0)  # rows not kept
+    monkeypatch.setattr(local_search, "GRAM_CHUNK_BYTES", 3 * 8 * 15)  # 3 training points
+    if distances == "span form":
+        monkeypatch.setattr(local_search.TrainingPoints, "use_gram", lambda self, r: False)
     est = make("rmvem", {"m": 7, "form": form}).fit(X, y)
-    assert not est._train.use_gram(4)
+    assert est._train.gram is None
     small = est.kneighbors(Q, 6)
     np.testing.assert_allclose(small[0], whole[0], rtol=1e-9)
     np.testing.assert_array_equal(small[1], whole[1])
@@ -191,15 +199,19 @@ def test_near_ties_give_the_same_list_alone_in_a_batch_and_in_small_chunks(name,
     np.testing.assert_array_equal(est.kneighbors(Q, 12)[1], whole[1])
 
 
-@pytest.mark.parametrize("gram", [True, False])
-def test_leave_one_out_lists_do_not_depend_on_the_search_blocks(monkeypatch, gram):
+@pytest.mark.parametrize("distances", ["gram rows kept", "gram rows per chunk", "span form"])
+def test_leave_one_out_lists_do_not_depend_on_the_search_blocks(monkeypatch, distances):
     """The training set's lists (each point's own index excluded) searched in blocks of one
-    query equal the lists of one block, with the Gram form and with the span form."""
-    if not gram:
+    query equal the lists of one block, with the Gram form (its rows kept, or built per chunk
+    of training points) and with the span form."""
+    if distances != "gram rows kept":
         monkeypatch.setattr(local_search, "GRAM_BYTES", 0)
+        monkeypatch.setattr(local_search, "GRAM_CHUNK_BYTES", 7 * 8 * 15)
+    if distances == "span form":
+        monkeypatch.setattr(local_search.TrainingPoints, "use_gram", lambda self, r: False)
     X, y = blobs(n=60, d=4, seed=7)
     est = make("rmvem", {"m": 7}).fit(X, y)
-    assert est._train.use_gram(4) == gram
+    assert (est._train.gram is not None) == (distances == "gram rows kept")
     whole = est.train_kneighbors(5)
     monkeypatch.setattr(local_search, "MAX_BLOCK_BYTES", 1)
     blocks = est.train_kneighbors(5)

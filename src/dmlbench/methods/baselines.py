@@ -15,8 +15,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from scipy.sparse import coo_matrix
 from sklearn.metrics import pairwise_distances
 
+from ..measure.neighbours import euclidean_kneighbors
+from ..solvers.margins import graph_scatter
 from .base import LinearMetric
 from .parameters import Array, Boolean, Interval, Options, require
 from .registry import register
@@ -80,6 +83,13 @@ class ITML(LinearMetric):
     random_state : int or None, default=None
         Seeds the method's random draws (the workflow sets it per split when the config leaves
         it out: seed x 10000 + split).
+    bound_pairs : int or None, default=None
+        The bounds u, l (5th and 95th percentiles of the distances among the constrained
+        points, Davis et al. 2007, sect. 5): None from every pair of them, as metric-learn (u^2
+        distances for u points: 3.2 GB for 20 000); an integer M, the large-data form, from M
+        pairs drawn uniformly (with `random_state`) from the same u x u entries, so the same
+        percentiles up to sampling: by the DKW inequality each sampled percentile lies between
+        the exact (p -+ e)-th ones with probability 1 - 2 exp(-2 M e^2).
 
     Attributes
     ----------
@@ -92,6 +102,8 @@ class ITML(LinearMetric):
     n_iter_ : int
         Index of the last sweep over the constraints (metric-learn's `n_iter_`: max_iter - 1
         when the fit stopped at `max_iter`).
+    bounds_ : ndarray of shape (2,)
+        The bounds (u, l) of the similar and dissimilar pairs' distances used.
     """
 
     papers = ("sh17",)
@@ -99,36 +111,64 @@ class ITML(LinearMetric):
         "gamma": [Interval(Real, 0, None, closed="neither")], "max_iter": [POSITIVE_INT],
         "tol": [Interval(Real, 0, None)], "n_constraints": [POSITIVE_INT, None],
         "prior": [Options(("identity", "covariance", "random")), Array()],
-        "random_state": SEED,
+        "random_state": SEED, "bound_pairs": [POSITIVE_INT, None],
     }
 
     def __init__(self, gamma=1.0, max_iter=1000, tol=1e-3, n_constraints=None,
-                 prior="identity", random_state=None):
+                 prior="identity", random_state=None, bound_pairs=None):
         self.gamma = gamma
         self.max_iter = max_iter
         self.tol = tol
         self.n_constraints = n_constraints
         self.prior = prior
         self.random_state = random_state
+        self.bound_pairs = bound_pairs
 
     def _learn_components(self, X, y):
-        learner = _metric_learn().ITML_Supervised(**self.get_params())
+        params = {k: v for k, v in self.get_params().items() if k != "bound_pairs"}
+        learner = _metric_learn().ITML_Supervised(**params)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=FutureWarning)
             warnings.simplefilter("ignore", category=DeprecationWarning)
             try:
-                components, self.n_iter_ = _itml_fit(learner, X, y)
+                components, self.n_iter_, self.bounds_ = _itml_fit(learner, X, y,
+                                                                   self.bound_pairs)
             except (ValueError, IndexError) as err:
                 raise ValueError(f"itml (metric-learn) could not be fitted: {err}") from err
         return components
 
+    def fit_info(self) -> dict:
+        return {"scale_form": f"bound_pairs={self.bound_pairs}",
+                "bounds": [float(b) for b in self.bounds_]}
 
-def _itml_fit(learner, X, y) -> tuple[np.ndarray, int]:
+
+def distance_percentiles(points: np.ndarray, q, pairs: int | None = None,
+                         random_state=None) -> np.ndarray:
+    """The q-th percentiles of the u x u distances among `points` (rows; the zero diagonal and
+    both orders included, as metric-learn's `pairwise_distances` gives them): all of them, or
+    estimated from `pairs` entries drawn uniformly with replacement (memory O(pairs), not
+    O(u^2))."""
+    if pairs is None:
+        return np.percentile(pairwise_distances(points), q)
+    rng = np.random.default_rng(random_state)
+    u = points.shape[0]
+    i, j = rng.integers(0, u, size=pairs), rng.integers(0, u, size=pairs)
+    distances = np.empty(pairs)
+    for start in range(0, pairs, 1 << 16):
+        rows = slice(start, start + (1 << 16))
+        diff = points[i[rows]] - points[j[rows]]
+        distances[rows] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    return np.percentile(distances, q)
+
+
+def _itml_fit(learner, X, y, bound_pairs: int | None = None
+              ) -> tuple[np.ndarray, int, np.ndarray]:
     """metric-learn 0.7.0's `ITML_Supervised.fit` and `_BaseITML._fit` with their loop of
     Bregman projections compiled (`solvers.itml_compiled`, the same steps; about 50x faster):
     the same constraints (drawn by metric-learn with the learner's `random_state`), bounds (5th
-    and 95th percentiles of the distances among the pairs' points), prior and stopping rule.
-    Returns the components and metric-learn's `n_iter_`."""
+    and 95th percentiles of the distances among the pairs' points; with `bound_pairs`, of that
+    many of them drawn, `distance_percentiles`), prior and stopping rule. Returns the
+    components, metric-learn's `n_iter_` and the bounds."""
     from metric_learn._util import _initialize_metric_mahalanobis, components_from_metric
     from metric_learn.constraints import Constraints, wrap_pairs
 
@@ -141,7 +181,8 @@ def _itml_fit(learner, X, y) -> tuple[np.ndarray, int]:
     pos_neg = Constraints(y).positive_negative_pairs(n_constraints,
                                                      random_state=learner.random_state)
     pairs, pair_y = learner._prepare_inputs(*wrap_pairs(X, pos_neg), type_of_inputs="tuples")
-    bounds = np.percentile(pairwise_distances(np.unique(np.vstack(pairs), axis=0)), (5, 95))
+    bounds = distance_percentiles(np.unique(np.vstack(pairs), axis=0), (5, 95), bound_pairs,
+                                  learner.random_state)
     bounds[bounds == 0] = 1e-9
     A = _initialize_metric_mahalanobis(pairs, learner.prior, learner.random_state,
                                        strict_pd=True, matrix_name="prior")
@@ -154,7 +195,7 @@ def _itml_fit(learner, X, y) -> tuple[np.ndarray, int]:
         np.ascontiguousarray(neg[:, 0, :] - neg[:, 1, :], dtype=float), float(bounds[0]),
         float(bounds[1]), float(gamma), float(gamma_proj), int(learner.max_iter),
         float(learner.tol))
-    return components_from_metric(A), int(n_iter)
+    return components_from_metric(A), int(n_iter), bounds
 
 
 @register("rca")
@@ -316,7 +357,19 @@ class MMC(LinearMetric):
 
 @register("lfda")
 class LFDA(LinearMetric):
-    """Local Fisher discriminant analysis (Sugiyama 2007), metric-learn's `LFDA`.
+    """Local Fisher discriminant analysis (Sugiyama 2007), metric-learn's `LFDA`; with
+    `affinity_neighbors` its large-data form on a sparse nearest-neighbour affinity
+    (`local_fisher_scatters`).
+
+    metric-learn builds each class's dense n_c x n_c affinity (16 GB for a class of 45 000
+    points). Sugiyama 2007 (sect. 4, on computing LFDA for many samples) makes the affinity
+    sparse: A_ij = exp(-||x_i - x_j||^2 / (sigma_i sigma_j)) only where x_j is among the nearest
+    same-class points of x_i or x_i among those of x_j, 0 elsewhere; the scatter matrices are
+    then sums over those pairs. Note: metric-learn 0.7.0 reads the local scale as
+    `np.partition(dist, k, axis=0)[:, k]`, a column of the partitioned matrix instead of each
+    point's k-th neighbour distance (the first point of each class gets sigma 0 and no
+    affinity); the sparse form uses sigma_i = the distance to x_i's k-th nearest same-class
+    point, as the paper defines it.
 
     Parameters
     ----------
@@ -327,6 +380,11 @@ class LFDA(LinearMetric):
         None: metric-learn's default, min(7, D - 1).
     embedding_type : {'weighted', 'orthonormalized', 'plain'}, default='weighted'
         Scaling of the eigenvectors (Sugiyama 2007, sect. 3.2).
+    affinity_neighbors : int or None, default=None
+        None: metric-learn's dense per-class affinity. An integer K: the large-data form, the
+        affinity of each point with its K nearest same-class points (symmetrised: either way
+        round), local scale from the k-th, found by exact search; O(n K D + n D^2) memory and
+        time after the search, no n_c x n_c array.
 
     Attributes
     ----------
@@ -342,12 +400,15 @@ class LFDA(LinearMetric):
     _parameter_constraints = {
         "n_components": COMPONENTS, "k": [POSITIVE_INT, None],
         "embedding_type": [Options(("weighted", "orthonormalized", "plain"))],
+        "affinity_neighbors": [POSITIVE_INT, None],
     }
 
-    def __init__(self, n_components=None, k=None, embedding_type="weighted"):
+    def __init__(self, n_components=None, k=None, embedding_type="weighted",
+                 affinity_neighbors=None):
         self.n_components = n_components
         self.k = k
         self.embedding_type = embedding_type
+        self.affinity_neighbors = affinity_neighbors
 
     @classmethod
     def check_data_limits(cls, params, n_train, d, n_classes):
@@ -355,7 +416,73 @@ class LFDA(LinearMetric):
 
     def _learn_components(self, X, y):
         metric_learn = _metric_learn()
-        return _fit_metric_learn("lfda", metric_learn.LFDA(**self.get_params()), X, y)
+        params = {k: v for k, v in self.get_params().items() if k != "affinity_neighbors"}
+        if self.affinity_neighbors is None:
+            return _fit_metric_learn("lfda", metric_learn.LFDA(**params), X, y)
+        from metric_learn.lfda import _eigh  # metric-learn's eigen step, as its LFDA.fit
+
+        d = X.shape[1]
+        k = min(7, d - 1) if self.k is None else min(int(self.k), d - 1)  # metric-learn's k
+        S_b, S_w = local_fisher_scatters(X, y, max(k, 1), int(self.affinity_neighbors))
+        dim = self.n_components or d
+        try:
+            with warnings.catch_warnings():  # ARPACK's "k >= N": scipy's eigh then, as meant
+                warnings.filterwarnings("ignore", message="k >= N", category=RuntimeWarning)
+                vals, vecs = _eigh(S_b, S_w, dim)
+        except (ValueError, np.linalg.LinAlgError) as err:
+            raise ValueError(f"lfda could not be fitted: {err}") from err
+        order = np.argsort(-vals)[:dim]
+        vals, vecs = vals[order].real, vecs[:, order]
+        if self.embedding_type == "weighted":
+            vecs = vecs * np.sqrt(vals)
+        elif self.embedding_type == "orthonormalized":
+            vecs, _ = np.linalg.qr(vecs)
+        return np.real(vecs.T)
+
+    def fit_info(self) -> dict:
+        return {"scale_form": f"affinity_neighbors={self.affinity_neighbors}"}
+
+
+def local_fisher_scatters(X: np.ndarray, y: np.ndarray, k: int, neighbors: int
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """(S_b, S_w) of LFDA (Sugiyama 2007, eqs. 12-13) on the sparse local-scaling affinity:
+    A_ij = exp(-||x_i - x_j||^2 / (sigma_i sigma_j)) for same-class i, j where one is among the
+    other's `neighbors` nearest (sigma_i: the distance from x_i to its k-th nearest same-class
+    point; both capped at the class size - 1), 0 otherwise. With W^w = A / n_c and W^b =
+    A (1/n - 1/n_c) on same-class pairs, 1/n across classes, S = (1/2) sum_ij W_ij (x_i - x_j)
+    (x_i - x_j)^T; the across-class part is the total scatter less the classes' own, so only
+    the affinity's pairs are summed: O(n neighbors D + n D^2)."""
+    n = y.size
+    labels, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    rows, cols, values, per_point = [], [], [], np.empty(n)
+    S_classes = np.zeros((X.shape[1], X.shape[1]))
+    for c in range(labels.size):
+        own = np.flatnonzero(codes == c)
+        centred = X[own] - X[own].mean(axis=0)
+        S_classes += own.size * (centred.T @ centred)
+        if own.size < 2:
+            continue
+        depth = min(max(neighbors, k), own.size - 1)
+        dist, ind = euclidean_kneighbors(X[own], X[own], depth, exclude_self=True)
+        sigma = dist[:, min(k, own.size - 1) - 1]
+        keep = min(neighbors, own.size - 1)
+        i, j = np.repeat(np.arange(own.size), keep), ind[:, :keep].ravel()
+        scale = sigma[i] * sigma[j]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.where(scale > 0, np.exp(-dist[:, :keep].ravel() ** 2 / scale), 0.0)
+        rows.append(own[i])
+        cols.append(own[j])
+        values.append(a)
+        per_point[own] = counts[c]
+    A = coo_matrix((np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))),
+                   shape=(n, n)).tocsr()
+    A = A.maximum(A.T)  # either way round (the values agree where both are listed)
+    A_w = A.multiply(1.0 / per_point[:, None]).tocsr()
+    A_b = A.multiply(1.0 / n - 1.0 / per_point[:, None]).tocsr()
+    centred = X - X.mean(axis=0)
+    S_w = graph_scatter(X, A_w)
+    S_b = centred.T @ centred - S_classes / n + graph_scatter(X, A_b)
+    return (S_b + S_b.T) / 2, S_w
 
 
 @register("pca")

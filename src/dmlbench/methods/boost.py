@@ -73,7 +73,7 @@ BOOSTING = {"lam": [Interval(Real, 0, None, closed="neither")], "base_max_iter":
             "base_tol": [Interval(Real, 0, None)], "max_boost_iter": [POSITIVE_INT, None]}
 NEAREST = {"k_h": [POSITIVE_INT], "k_m": [POSITIVE_INT]}
 GAUSSIAN = {"mu": [Interval(Real, 0, None), None], "mu_neighbor": [POSITIVE_INT],
-            "order": [Options(("gaussian", "nearest"))]}
+            "order": [Options(("gaussian", "nearest"))], "set_size": [POSITIVE_INT, None]}
 
 
 def _limit_neighbours(params: dict, names, n_train: int) -> None:
@@ -152,6 +152,7 @@ class BoostResult:
     base_iterations: list[int] = field(default_factory=list)
     mus: list[float] = field(default_factory=list)
     potentials: list[float] = field(default_factory=list)
+    truncation_bounds: list[float] = field(default_factory=list)
     stop_reason: str = ""
     gamma_capped: bool = False
     first_gamma_nonpositive: bool = False
@@ -206,6 +207,8 @@ def boost(X: np.ndarray, y: np.ndarray, rule: SetRule, lam: float, base_max_iter
         Z = X @ G
         hits, misses, mu = rule.sets(Z, y)
         delta = margins(hits, misses, Z)                                # eq. 4 under M_t
+        if getattr(hits, "dropped", None) is not None:  # truncated Gaussian sets
+            out.truncation_bounds.append(max(hits.dropped, misses.dropped))
         out.bases.append(B)
         out.alphas.append(alpha)
         out.gammas.append(gamma)
@@ -293,6 +296,8 @@ class _Boosting(LinearMetric):
         }
         if r.mus:
             info["mu"] = r.mus
+        if r.truncation_bounds:
+            info["truncation_bound"] = r.truncation_bounds
         if r.first_gamma_nonpositive:  # only then, so other fits keep their records
             info["first_gamma_nonpositive"] = True
         if self.reduced_dim_ is not None:
@@ -451,6 +456,13 @@ class BoostMDMG(_Boosting):
     max_boost_iter : int or None, default=None
         Cap on the boosting iterations (Algorithm 2); None: until Q_t has rank 0, gamma_t <= 0
         or M_t full rank.
+    set_size : int or None, default=None
+        None: all hits and misses (section 2.6.2; N^2 distances and weights per pass). An
+        integer K: the large-data form, each sample's K nearest hits and K nearest misses under
+        the current metric with the same Gaussian weights renormalised over them (O(N K) per
+        pass after an exact K-NN search); an approximation, whose largest left-out weight share
+        `fit_info()['truncation_bound']` records per boosting iteration. K >= mu_neighbor when
+        mu is None.
 
     Attributes
     ----------
@@ -476,14 +488,24 @@ class BoostMDMG(_Boosting):
     _parameter_constraints = {**GAUSSIAN, **BOOSTING}
 
     def __init__(self, mu=None, mu_neighbor=7, order="gaussian", lam=1e-8, base_max_iter=10,
-                 base_tol=1e-3, max_boost_iter=None):
+                 base_tol=1e-3, max_boost_iter=None, set_size=None):
         self.mu = mu
         self.mu_neighbor = mu_neighbor
         self.order = order
+        self.set_size = set_size
         self.lam = lam
         self.base_max_iter = base_max_iter
         self.base_tol = base_tol
         self.max_boost_iter = max_boost_iter
+
+    @classmethod
+    def check_parameters(cls, params):
+        super().check_parameters(params)
+        full = cls.with_defaults(params)
+        size = full["set_size"]
+        require("set_size", size is None or full["mu"] is not None or size >= full["mu_neighbor"],
+                f"set_size = {size} must be at least mu_neighbor = {full['mu_neighbor']} (Table "
+                "2's mu is read from the nearest hits and misses kept), or fix mu")
 
     @classmethod
     def check_data_limits(cls, params, n_train, d, n_classes):
@@ -491,7 +513,10 @@ class BoostMDMG(_Boosting):
             _limit_neighbours(params, ("mu_neighbor",), n_train)
 
     def _rule(self):
-        return SetRule("gaussian", mu=self.mu, mu_neighbor=self.mu_neighbor)
+        return SetRule("gaussian", mu=self.mu, mu_neighbor=self.mu_neighbor, size=self.set_size)
+
+    def fit_info(self) -> dict:
+        return {**super().fit_info(), "scale_form": f"set_size={self.set_size}"}
 
     def _order_rule(self):
         return SetRule("nearest", 1, 1) if self.order == "nearest" else None
@@ -575,6 +600,13 @@ class GIRelief(BoostMDMG):
     base_tol : float, default=0.001
         The BaseLearner stops when ||Q - Q'||_F / ||Q'||_F falls below it (Algorithm 1, line 15;
         not printed, ours).
+    set_size : int or None, default=None
+        None: all hits and misses (section 2.6.2; N^2 distances and weights per pass). An
+        integer K: the large-data form, each sample's K nearest hits and K nearest misses under
+        the current metric with the same Gaussian weights renormalised over them (O(N K) per
+        pass after an exact K-NN search); an approximation, whose largest left-out weight share
+        `fit_info()['truncation_bound']` records per boosting iteration. K >= mu_neighbor when
+        mu is None.
 
     Attributes
     ----------
@@ -601,10 +633,11 @@ class GIRelief(BoostMDMG):
                               if key != "max_boost_iter"}
 
     def __init__(self, mu=None, mu_neighbor=7, order="gaussian", lam=1e-8, base_max_iter=10,
-                 base_tol=1e-3):
+                 base_tol=1e-3, set_size=None):
         self.mu = mu
         self.mu_neighbor = mu_neighbor
         self.order = order
+        self.set_size = set_size
         self.lam = lam
         self.base_max_iter = base_max_iter
         self.base_tol = base_tol

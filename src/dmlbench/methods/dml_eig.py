@@ -330,8 +330,10 @@ class DMLEig(LinearMetric):
         Similar pairs: each training point with its n_similar nearest same-class points (ours,
         as LMNN's target neighbours); 'all': every same-class pair.
     dissimilar : int or 'all', default='all'
-        Dissimilar pairs: every pair of different classes ('all'), or each point's nearest
-        points of other classes (an integer).
+        Dissimilar pairs: every pair of different classes ('all': about n^2 / 2 pairs, 12 GB
+        were not enough at n = 16 000), or each point's nearest points of other classes (an
+        integer: the large-data form, n x dissimilar pairs; 20 fits 60 000 x 50 in minutes,
+        docs/performance.md).
     solver : {'lbfgs', 'frank_wolfe'}, default='lbfgs'
         'frank_wolfe' is Algorithm 1 with an exact line search; 'lbfgs' (ours) maximises the
         same f_mu over S = V V^T / ||V||_F^2.
@@ -448,7 +450,8 @@ class DMLEig(LinearMetric):
         return components[::-1]  # largest eigenvalue first
 
     def fit_info(self) -> dict:
-        info = {**self._summary, "refit_s": self.refit_s_}
+        info = {**self._summary, "refit_s": self.refit_s_,
+                "scale_form": f"dissimilar={self.dissimilar}"}
         if self.selected_k_ is not None:
             info["selected_k"] = int(self.selected_k_)
         info.update(self.cv_info_)

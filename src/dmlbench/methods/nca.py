@@ -483,6 +483,11 @@ class NCA(NCAFamily):
         half a million entries (`solvers.nca_objective.BLOCK_ENTRIES`).
     random_state : int or None, default=None
         Seeds the random start, the held-out part and the batches.
+    max_train_size : int or None, default=20000
+        Full NCA is a small-data method: every evaluation visits all N^2 pairs (about 4.3 CPU
+        hours at N = 60 000, d = 50, one core; 30 minutes near N = 20 000). A training part
+        larger than this is refused before the fit, naming the large-data forms, `nca_sl`
+        (stochastic learning) and `nca_ss` (sub-sampling), Oneata 2011, ch. 4; None: no limit.
 
     Attributes
     ----------
@@ -513,12 +518,14 @@ class NCA(NCAFamily):
     _parameter_constraints = {
         **FAMILY, **FULL_BATCH, "optimizer": [Options(OPTIMIZERS)], "anneal": [Boolean()],
         "anneal_steps": [POSITIVE_INT], "anneal_delta": [POSITIVE],
-        "anneal_cg_iter": [POSITIVE_INT], "anneal_select": [Options(ANNEAL_SELECT)]}
+        "anneal_cg_iter": [POSITIVE_INT], "anneal_select": [Options(ANNEAL_SELECT)],
+        "max_train_size": [POSITIVE_INT, None]}
 
     def __init__(self, n_components=None, optimizer="cg", init="rca", max_iter=100, tol=1e-5,
                  reg=0.0, learning_rate=1.0, validation_fraction=0.0, patience=25,
                  anneal=False, anneal_steps=5, anneal_delta=0.02, anneal_cg_iter=3,
-                 anneal_select="projected_variance", chunk_size=None, random_state=None):
+                 anneal_select="projected_variance", chunk_size=None, random_state=None,
+                 max_train_size=20000):
         self.n_components = n_components
         self.optimizer = optimizer
         self.init = init
@@ -535,6 +542,7 @@ class NCA(NCAFamily):
         self.anneal_select = anneal_select
         self.chunk_size = chunk_size
         self.random_state = random_state
+        self.max_train_size = max_train_size
 
     @classmethod
     def check_parameters(cls, params):
@@ -542,6 +550,17 @@ class NCA(NCAFamily):
         params = cls.with_defaults(params)
         require("init", not params["anneal"] or isinstance(params["init"], str),
                 "anneal=True starts from a full-rank A: give init by name")
+
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        super().check_data_limits(params, n_train, d, n_classes)
+        limit = params["max_train_size"]
+        require("max_train_size", limit is None or n_train <= limit,
+                f"full NCA is a small-data method (all N^2 pairs at every evaluation: about 4.3 "
+                f"CPU hours at N = 60 000, d = 50 on one core); n_train = {n_train} exceeds "
+                f"max_train_size = {limit}. Use its large-data forms nca_sl (stochastic "
+                f"learning) or nca_ss (sub-sampling), or set max_train_size: null to fit it "
+                f"anyway")
 
     def _initial(self, X, y, rng, d=None):
         if self.anneal:

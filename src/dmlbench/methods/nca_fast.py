@@ -115,7 +115,9 @@ class NCASubsample(NCA):
         got their 1-NN label (set by that call).
     """
 
-    _parameter_constraints = {**NCA._parameter_constraints, "n_samples": [BATCH]}
+    #: full NCA's constraints without its size limit: the subset is what keeps it small
+    _parameter_constraints = {**{key: value for key, value in NCA._parameter_constraints.items()
+                                 if key != "max_train_size"}, "n_samples": [BATCH]}
 
     def __init__(self, n_samples=3000, n_components=None, optimizer="cg", init="rca",
                  max_iter=100, tol=1e-5, reg=0.0, learning_rate=1.0, validation_fraction=0.0,
@@ -125,7 +127,12 @@ class NCASubsample(NCA):
         self.n_samples = n_samples
         super().__init__(n_components, optimizer, init, max_iter, tol, reg, learning_rate,
                          validation_fraction, patience, anneal, anneal_steps, anneal_delta,
-                         anneal_cg_iter, anneal_select, chunk_size, random_state)
+                         anneal_cg_iter, anneal_select, chunk_size, random_state,
+                         max_train_size=None)
+
+    @classmethod
+    def check_data_limits(cls, params, n_train, d, n_classes):
+        NCAFamily.check_data_limits.__func__(cls, params, n_train, d, n_classes)
 
     def _fit_subset(self, X, y, rng):
         if self.n_samples >= y.size:

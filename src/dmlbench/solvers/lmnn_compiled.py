@@ -2,6 +2,12 @@
 distances: the bookkeeping of metric-learn 0.7.0's `_loss_grad` (its per-label impostor lists,
 `act1`/`act2` masks and `Counter` of (point, target) edges) without a pass of the interpreter,
 or of numpy, per target neighbour (`methods.lmnn.Objective` uses it).
+
+The active-set form (`methods.lmnn.ActiveSetObjective`, Weinberger & Saul's active set) uses
+two more passes: `impostor_candidates` lists, from a block of the squared distances, the ordered
+pairs (i, l) of different labels within a threshold of i (its candidate impostors), and
+`count_active_pairs` counts the active triples over such a list only, deciding each pair by its
+squared distance summed from the differences, as `count_active` decides a pair near a margin.
 """
 
 from __future__ import annotations
@@ -66,9 +72,77 @@ def count_active(gram: np.ndarray, Lx_rows: np.ndarray, Lx: np.ndarray, sq_rows:
             pull_weight_rows[r, j] += row_pull[j]
 
 
+@numba.njit(cache=True)
+def impostor_candidates(gram: np.ndarray, start: int, sq: np.ndarray, labels: np.ndarray,
+                        limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ordered pairs (i, l) of different labels with D_il <= limit[i], for the rows
+    i = start .. start + b - 1 of a block whose columns are the points start .. n - 1 (`gram`
+    (b, n - start): their inner products in L-space), each unordered pair visited once (l > i)
+    and tested in both orientations. D_il is the Gram formula sq_i + sq_l - 2 gram_il, and a
+    pair is listed when it lies within `NEAR` (times a bound of sq_i + sq_l + limit) above the
+    limit, so no pair whose exact distance is within the limit is left out (a few beyond it may
+    be listed). Returns (first, second)."""
+    b, width = gram.shape
+    slack = NEAR * (2.0 * sq.max() + limit.max())
+    reach = limit + slack - sq  # D_il <= limit_i + slack  <=>  sq_l - 2 g_il <= reach_i
+    size = 1024
+    first = np.empty(size, dtype=np.int64)
+    second = np.empty(size, dtype=np.int64)
+    p = 0
+    for r in range(b):
+        i = start + r
+        label, reach_i, sq_i = labels[i], reach[i], sq[i]
+        if p + 2 * width > size:  # room for every pair of this row
+            size = 2 * (p + 2 * width)
+            first_new, second_new = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+            first_new[:p], second_new[:p] = first[:p], second[:p]
+            first, second = first_new, second_new
+        for c in range(r + 1, width):
+            l = start + c
+            twice = 2.0 * gram[r, c]
+            if labels[l] != label:
+                if sq[l] - twice <= reach_i:
+                    first[p], second[p] = i, l
+                    p += 1
+                if sq_i - twice <= reach[l]:
+                    first[p], second[p] = l, i
+                    p += 1
+    return first[:p].copy(), second[:p].copy()
+
+
+@numba.njit(cache=True)
+def count_active_pairs(first: np.ndarray, second: np.ndarray, Lx: np.ndarray,
+                       margins: np.ndarray, X: np.ndarray, push_X: np.ndarray,
+                       pull_weight: np.ndarray, push_cols: np.ndarray) -> None:
+    """`count_active` over a list of ordered pairs (i = first[p], l = second[p]) only: the
+    triple (i, j, l) is active when D_il < margins[i, j], D_il = sum_r (Lx_ir - Lx_lr)^2. With
+    c_il the pair's active triples, adds c_il X[l] to push_X[i], c_il to pull_weight[i, j]
+    (active impostors of the target) and to push_cols[l] (zero them first)."""
+    k = margins.shape[1]
+    r_dim, d_dim = Lx.shape[1], X.shape[1]
+    for p in range(first.shape[0]):
+        i, l = first[p], second[p]
+        d = 0.0
+        for q in range(r_dim):
+            diff = Lx[i, q] - Lx[l, q]
+            d += diff * diff
+        c = 0.0
+        for j in range(k):
+            if d < margins[i, j]:
+                c += 1.0
+                pull_weight[i, j] += 1.0
+        if c > 0.0:
+            push_cols[l] += c
+            for q in range(d_dim):
+                push_X[i, q] += c * X[l, q]
+
+
 def precompile() -> None:
-    """Compile `count_active` for the argument types `methods.lmnn` passes and write numba's
-    cache (`make install` runs it, so that no job times the compilation)."""
+    """Compile the passes for the argument types `methods.lmnn` passes and write numba's cache
+    (`make install` runs it, so that no job times the compilation)."""
     gram, ones, Lx = np.zeros((2, 2)), np.ones(2), np.eye(2)
     count_active(gram, Lx, Lx, ones, ones, np.arange(2), np.arange(2), np.full((2, 1), 2.0),
                  Lx, np.zeros((2, 2)), np.zeros((2, 1)), np.zeros(2))
+    first, second = impostor_candidates(gram, 0, ones, np.arange(2), ones)
+    count_active_pairs(first, second, Lx, np.full((2, 1), 2.0), Lx, np.zeros((2, 2)),
+                       np.zeros((2, 1)), np.zeros(2))

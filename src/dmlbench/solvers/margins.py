@@ -10,7 +10,10 @@ sample summing to one:
 - `NearestSets`: the k nearest, psi = 1/k (k = 1: eq. 2; k_h and k_m: BoostMDM-K, section 2.6.1);
   a sample whose class has fewer than k_h + 1 members takes all its hits, psi = 1/(N_c - 1) (the
   paper sets k_h = 5 on data sets such as Yeast, whose smallest class has 5 samples in all);
-- `GaussianSets`: all of them with softmax weights exp(-mu ||z_i - z_j||^2) (BoostMDM-G, 2.6.2).
+- `GaussianSets`: all of them with softmax weights exp(-mu ||z_i - z_j||^2) (BoostMDM-G, 2.6.2);
+  truncated to each sample's `size` nearest hits (misses) with the same weights renormalised
+  over them (`SetRule(size=...)`, a `NearestSets` with weights): the large-data form, O(N size)
+  instead of N^2 per pass, an approximation whose error `truncation_bound` bounds.
 
 From a set and sample weights c (summing to one):
 
@@ -55,6 +58,9 @@ class NearestSets:
 
     index: np.ndarray
     weight: np.ndarray | None = None
+    #: for truncated Gaussian sets: the largest share of a sample's full Gaussian weight that
+    #: the truncation can have left out (`truncation_bound`); None otherwise
+    dropped: float | None = None
 
     def f(self, F: np.ndarray) -> np.ndarray:
         """Average squared distance from each sample to its set members, in coordinates F."""
@@ -140,7 +146,9 @@ class SetRule:
     `kind='nearest'`: the `k_hit` nearest hits and `k_miss` nearest misses (BoostMDM: 1 and 1,
     BoostMDM-K: 5 and 5, Table 2). `kind='gaussian'`: all hits and misses with Gaussian weights;
     `mu=None` takes mu = N / sum_i ||x_i - x_{i;q}||^2 under the metric at hand, x_{i;q} the
-    `mu_neighbor`-th (Table 2: 7th) nearest neighbour of x_i; a number fixes mu.
+    `mu_neighbor`-th (Table 2: 7th) nearest neighbour of x_i; a number fixes mu. `size` (with
+    'gaussian'): only each sample's `size` nearest hits and `size` nearest misses, weighted as
+    the full sets weight them, renormalised over those kept (`truncated_gaussian_sets`).
     """
 
     kind: str = "nearest"
@@ -148,6 +156,7 @@ class SetRule:
     k_miss: int = 1
     mu: float | None = None
     mu_neighbor: int = 7
+    size: int | None = None
 
     def check(self, y: np.ndarray, names: tuple[str, str] = ("k_h", "k_m")) -> None:
         """`ValueError` naming the parameter (`names` of k_hit and k_miss in the method) when
@@ -172,6 +181,10 @@ class SetRule:
             if self.mu is None and not 1 <= self.mu_neighbor <= y.size - 1:
                 raise ValueError(f"mu_neighbor must be in [1, {y.size - 1}] for {y.size} "
                                  f"samples, got {self.mu_neighbor}")
+            if self.size is not None and self.mu is None and self.size < self.mu_neighbor:
+                raise ValueError(f"set_size = {self.size} must be at least mu_neighbor = "
+                                 f"{self.mu_neighbor} (Table 2's mu is read from the nearest "
+                                 "hits and misses kept)")
         else:
             raise ValueError(f"set kind must be 'nearest' or 'gaussian', got {self.kind!r}")
 
@@ -188,6 +201,8 @@ class SetRule:
 
     def sets(self, Z: np.ndarray, y: np.ndarray) -> tuple[Sets, Sets, float | None]:
         """(hits, misses, mu) of every sample under the metric whose mapped points are Z."""
+        if self.kind == "gaussian" and self.size is not None:
+            return truncated_gaussian_sets(Z, y, self.size, self.mu, self.mu_neighbor)
         if self.kind == "gaussian":
             mu = self.bandwidth(Z)
             return GaussianSets(Z, y, mu, "hits"), GaussianSets(Z, y, mu, "misses"), mu
@@ -207,6 +222,58 @@ class SetRule:
             _, ind = euclidean_kneighbors(Z[own], Z[other], self.k_miss)
             misses[own] = other[ind]
         return NearestSets(hits, weight), NearestSets(misses), None
+
+
+def truncated_gaussian_sets(Z: np.ndarray, y: np.ndarray, size: int, mu: float | None,
+                            mu_neighbor: int) -> tuple[NearestSets, NearestSets, float]:
+    """(hits, misses, mu): each sample's `size` nearest hits and `size` nearest misses (all of
+    them in a side with fewer; exact search, `measure.neighbours`), with BoostMDM-G's weights
+    exp(-mu ||z_i - z_j||^2) renormalised over the members kept. mu None: Table 2's rule, its
+    `mu_neighbor`-th nearest neighbour read from the nearest hits and misses (the overall
+    nearest lie among them), so the same mu as the full sets'. Each set's `dropped` bounds the
+    share of the full sets' weight left out (`truncation_bound`)."""
+    n = y.size
+    sides = {}
+    for side in ("hits", "misses"):
+        sides[side] = (np.zeros((n, size), dtype=np.int64), np.full((n, size), np.inf),
+                       np.zeros(n, dtype=np.int64))  # members, squared distances, side sizes
+    for label in np.unique(y):
+        own, other = np.flatnonzero(y == label), np.flatnonzero(y != label)
+        for side, pool, exclude in (("hits", own, True), ("misses", other, False)):
+            k = min(size, pool.size - exclude)
+            dist, ind = euclidean_kneighbors(Z[own], Z[pool], k, exclude_self=exclude)
+            index, d2, total = sides[side]
+            index[own] = pool[np.pad(ind, ((0, 0), (0, size - k)), mode="edge")]
+            d2[own, :k] = dist ** 2
+            total[own] = pool.size - exclude
+    if mu is None:
+        nearest = np.sort(np.hstack([sides["hits"][1], sides["misses"][1]]), axis=1)
+        total = float(np.sum(nearest[:, mu_neighbor - 1]))
+        if total <= 0:
+            raise ValueError(f"mu: every sample's {mu_neighbor}th nearest neighbour is at "
+                             "distance 0 under this metric (duplicated samples); fix mu instead")
+        mu = n / total
+    out = []
+    for side in ("hits", "misses"):
+        index, d2, total = sides[side]
+        logits = np.where(np.isfinite(d2), -mu * d2, -np.inf)  # padding: weight 0
+        weight = np.exp(logits - logits[:, :1])
+        weight /= weight.sum(axis=1, keepdims=True)
+        out.append(NearestSets(index, weight, truncation_bound(weight, d2, total, mu)))
+    return out[0], out[1], float(mu)
+
+
+def truncation_bound(weight: np.ndarray, d2: np.ndarray, total: np.ndarray, mu: float) -> float:
+    """The largest share of a sample's full Gaussian weight that its truncated set leaves out:
+    each of the total - kept members left out lies at least as far as the furthest kept one, so
+    its weight is at most that one's, and the share left out is at most r / (1 + r) with
+    r = (total - kept) x (the furthest kept member's renormalised weight). The truncated
+    weights differ from the full ones by at most that share (in total variation), and so does
+    f(x_i, S(x_i)) relative to the spread of the squared distances."""
+    kept = np.isfinite(d2).sum(axis=1)
+    last = weight[np.arange(weight.shape[0]), kept - 1]
+    r = (total - kept) * last
+    return float(np.max(r / (1.0 + r), initial=0.0))
 
 
 def margins(hits: Sets, misses: Sets, F: np.ndarray) -> np.ndarray:

@@ -366,7 +366,8 @@ class LocalMetric(ClassifierMixin, KNeighborsMethod):
                             weights=self._train_weights.get(m), rows=np.arange(n))[0][0]
 
     def fit_info(self) -> dict:
-        info: dict = {"m_grid": [float(m) for m in self.m_grid_]}
+        info: dict = {"m_grid": [float(m) for m in self.m_grid_],
+                      "scale_form": f"max_selection_queries={self.max_selection_queries}"}
         for k, (m, c) in sorted(self.selected_.items()):
             info[f"m_k{k}"] = m
             for key, value in self.candidates_[c].items():

@@ -8,8 +8,11 @@ local GQD metrics of `dmlbench.methods.local`. Distances to all n training point
 fast and approximately, then exactly for the candidates that can reach the answer:
 
 - fast: either a Gram form, one matrix product for a block of queries (y^T M y - 2 y^T M q +
-  q^T M q, from the precomputed rows [y_a y_b, y, 1]; used when d (d + 1) / 2 <= 2 d r and the
-  rows fit in memory), or the span form sum_k g_k (v_k^T (y - q))^2 + g_perp |y - q|^2_perp.
+  q^T M q, from the rows [y_a y_b, y, 1]; used when d (d + 1) / 2 <= 2 d r; the rows are
+  precomputed when all n fit in `GRAM_BYTES`, else built for one chunk of training points at a
+  time, `GRAM_CHUNK_BYTES`, and multiplied at once, so large training sets keep the Gram form's
+  one matrix product instead of the span form's several passes), or the span form
+  sum_k g_k (v_k^T (y - q))^2 + g_perp |y - q|^2_perp.
   Both come with a rigorous floating-point error bound (Higham, Accuracy and Stability of
   Numerical Algorithms, 2nd ed., sect. 3.1: |fl(a^T b) - a^T b| <= gamma_n |a|^T |b|), which
   gives a lower and an upper bound on each exact value; the Gram form's bound has the shape
@@ -40,8 +43,11 @@ from ...measure.neighbours import MAX_BLOCK_BYTES
 
 #: the narrowest tie band (relative, on squared distances); used as is without a solver
 TIE_RTOL = 1e-4
-#: at most this many bytes for the training points' pairwise products (Gram form)
+#: at most this many bytes for the training points' pairwise products (Gram form), kept
 GRAM_BYTES = 4 * MAX_BLOCK_BYTES
+#: beyond `GRAM_BYTES`, the pairwise products of this many bytes of training points at a time
+#: (built, multiplied and dropped while they are in the cache)
+GRAM_CHUNK_BYTES = 4 * 2**20
 _EPS = np.finfo(float).eps
 
 
@@ -59,7 +65,8 @@ def certified_band(gap) -> np.ndarray:
 
 class TrainingPoints:
     """The training points, centred (distances are translation invariant; centring shrinks the
-    error bounds), their norms, and for the Gram form the rows [y_a y_b (a <= b), y, 1]."""
+    error bounds), their norms, and for the Gram form the rows [y_a y_b (a <= b), y, 1] when
+    they fit in `GRAM_BYTES` (`gram_products` builds them chunk by chunk otherwise)."""
 
     def __init__(self, X: np.ndarray):
         self.mean = X.mean(axis=0)
@@ -73,8 +80,24 @@ class TrainingPoints:
                                    np.ones((n, 1))])
 
     def use_gram(self, r: int) -> bool:
+        """Whether the Gram form costs fewer products than the span form for metrics of r
+        directions: d (d + 1) / 2 <= 2 d r."""
         d = self.X.shape[1]
-        return self.gram is not None and d * (d + 1) // 2 <= 2 * d * r
+        return d * (d + 1) // 2 <= 2 * d * r
+
+    def gram_products(self, coef: np.ndarray) -> np.ndarray:
+        """coef @ rows^T (b x n) with the rows [y_a y_b (a <= b), y, 1] of every training point:
+        the kept rows, or rows built for `GRAM_CHUNK_BYTES` of training points at a time (the
+        same error bound holds; the lists come from the exact distances either way)."""
+        if self.gram is not None:
+            return coef @ self.gram.T
+        n = self.X.shape[0]
+        out = np.empty((coef.shape[0], n))
+        step = max(1, GRAM_CHUNK_BYTES // (8 * coef.shape[1]))
+        for start in range(0, n, step):
+            rows = slice(start, min(start + step, n))
+            out[:, rows] = coef @ gram_rows(self.X[rows], self.upper).T
+        return out
 
 
 def search(train: TrainingPoints, Q: np.ndarray, V: np.ndarray, g: np.ndarray,
@@ -87,7 +110,10 @@ def search(train: TrainingPoints, Q: np.ndarray, V: np.ndarray, g: np.ndarray,
     b, r = g.shape
     gram = train.use_gram(r)
     per_row = 8 * (4 * n + 2 * d * d if gram else (2 * r + 4) * n + d * r)
-    rows = max(1, MAX_BLOCK_BYTES // per_row)
+    # Gram rows built per chunk: their memory goes to larger query blocks, over which the
+    # building is shared
+    budget = MAX_BLOCK_BYTES + (GRAM_BYTES if gram and train.gram is None else 0)
+    rows = max(1, budget // per_row)
     dist = np.empty((b, depth))
     ind = np.empty((b, depth), dtype=np.int64)
     Qc = Q - train.mean
@@ -151,7 +177,7 @@ def _gram_bounds(train, Q, V, g, g_perp):
     |q|^2)) plus the common error (`_common_error`, with (|y| + |q|)^2 <= 2 (|y|^2 + |q|^2)):
     the factor 2 also covers the round-off of subtracting and adding it."""
     coef, alpha = gram_coefficients(Q, V, g, g_perp, train.upper)
-    approx = coef @ train.gram.T
+    approx = train.gram_products(coef)
     spread = alpha[:, None] * (train.sq[None, :] + np.einsum("bd,bd->b", Q, Q)[:, None])
     upper = approx + spread
     return np.subtract(approx, spread, out=approx), upper
