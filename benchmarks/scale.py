@@ -17,10 +17,12 @@ process's peak resident memory (the kernel's VmHWM, the interpreter and data inc
 Forms: `today` is the method's default parameters; `large` the large-data form its own literature
 gives (`LARGE`; docs/methods.md, "Large data"), run only where it differs from today's. A fit
 that exceeds its CPU cap (`--cap-large`, the budget, for a large-data form and for a method's
-only form; `--cap-today` for today's form beside a large-data one; the kernel's RLIMIT_CPU ends
-it) or the memory cap (`--cap-mb`, watched every 0.2 s) is reported as over; a fit the last two
-measured sizes predict (a power law in n through them, exponent at least 1) to exceed a cap is
-skipped with the prediction ("skipped: would take ~X").
+only form; `--cap-today` for today's form beside a large-data one; the kernel's RLIMIT_CPU,
+set by the child just before `fit`, ends it) or the memory cap (`--cap-mb`, watched every 0.2 s)
+is reported as over; a fit the last two measured sizes predict (a power law in n through them,
+exponent at least 1) to exceed a cap is skipped with the prediction ("skipped: would take ~X").
+The caps hold the fit alone: the accuracy that follows gets a CPU cap of its own (the same
+seconds) and, if it runs over, the fit's figures stand with the accuracy shown as "-".
 """
 
 from __future__ import annotations
@@ -56,26 +58,40 @@ THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
                                   "NUMBA_NUM_THREADS")}
 MiB = 2**20
 
-#: runs in the child: fit one method on one cached data set, print a JSON line of what it measured
+#: runs in the child: fit one method on one cached data set under a CPU limit of cap seconds,
+#: print a JSON line of the fit, then (under a fresh limit) a JSON line of the 1-NN accuracy
 _CHILD = r"""
-import json, sys, time, warnings
+import json, resource, sys, time, warnings
 import numpy as np
 warnings.simplefilter("ignore")
 from dmlbench.methods import make
 from dmlbench.measure.evaluation import test_accuracies
-path, name, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+path, name, params, cap = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), float(sys.argv[4])
+
+def limit_cpu(seconds):
+    # RLIMIT_CPU counts the process's CPU time since it started, as process_time does
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    resource.setrlimit(resource.RLIMIT_CPU, (int(time.process_time() + seconds) + 1, hard))
+
+def vm_hwm():
+    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+
 data = np.load(path)
 est = make(name, params)
-base = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+base = vm_hwm()
+limit_cpu(cap)
 start = time.process_time()
 est.fit(data["X_train"], data["y_train"])
 cpu = time.process_time() - start
-peak = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+peak = vm_hwm()
+print("scale-fit", json.dumps({"cpu": cpu, "peak": peak, "base": base,
+                               "form": est.fit_info().get("scale_form")}), flush=True)
+limit_cpu(cap)
 acc = test_accuracies(est, data["X_test"], data["y_train"], data["y_test"], [1], 1)[1]
-info = est.fit_info()
-print(json.dumps({"cpu": cpu, "peak": peak, "base": base, "acc": acc,
-                  "form": info.get("scale_form")}))
+print("scale-acc", json.dumps({"acc": acc}), flush=True)
 """
+#: CPU seconds the child may spend outside the fit and the accuracy (imports, loading the data)
+CHILD_OVERHEAD_S = 60
 
 
 def prepare(n: int, directory: Path) -> Path:
@@ -95,34 +111,56 @@ def prepare(n: int, directory: Path) -> Path:
 
 
 def run(path: Path, name: str, params: dict, cap_s: float, cap_mb: float) -> dict:
-    """One fit in a fresh process: {'cpu', 'peak', 'base' (the peak before the fit), 'acc',
-    'form'} or {'over': reason}."""
-    def limit_cpu():
-        margin = 30  # imports and loading the data count too
-        resource.setrlimit(resource.RLIMIT_CPU, (int(cap_s) + margin, int(cap_s) + margin + 5))
+    """One fit in a fresh process: {'cpu', 'peak', 'base' (the peak before the fit), 'acc'
+    (None if the accuracy ran over), 'form', 'note'} or, if the fit ran over or failed,
+    {'over': reason}."""
+    def backstop():
+        # the child's own soft limits end the fit and the accuracy; the hard limit (SIGKILL)
+        # only a process that survives SIGXCPU; no core files
+        hard = int(2 * cap_s) + CHILD_OVERHEAD_S + 10
+        resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(path), name, json.dumps(params)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **THREADS}, preexec_fn=limit_cpu)
-    peak_rss = 0.0
-    while proc.poll() is None:
-        try:
-            status = Path(f"/proc/{proc.pid}/status").read_text()
-            peak_rss = max(peak_rss, int(status.split("VmRSS:")[1].split()[0]) / 1024)
-        except (OSError, IndexError):
-            pass
-        if peak_rss > cap_mb:
-            proc.kill()
-            proc.wait()
-            return {"over": f"over {cap_mb:.0f} MB"}
-        time.sleep(0.2)
-    out, err = proc.communicate()
-    if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
-        return {"over": f"over {cap_s:.0f} CPU s"}
-    if proc.returncode != 0:
-        lines = err.strip().splitlines() or ["(no message)"]
-        return {"over": f"failed: {lines[-1][:120]}"}
-    return json.loads(out.strip().splitlines()[-1])
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        # files, not pipes: a chatty child never blocks on a full pipe while we poll
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, str(path), name, json.dumps(params), str(cap_s)],
+            stdout=out, stderr=err, text=True, env={**os.environ, **THREADS},
+            preexec_fn=backstop)
+        peak_rss, killed = 0.0, False
+        while proc.poll() is None:
+            try:
+                status = Path(f"/proc/{proc.pid}/status").read_text()
+                peak_rss = max(peak_rss, int(status.split("VmRSS:")[1].split()[0]) / 1024)
+            except (OSError, IndexError):
+                pass
+            if peak_rss > cap_mb:
+                proc.kill()
+                proc.wait()
+                killed = True
+                break
+            time.sleep(0.2)
+        out.seek(0)
+        err.seek(0)
+        lines = [json.loads(line.split(" ", 1)[1]) for line in out.read().splitlines()
+                 if line.startswith(("scale-fit ", "scale-acc "))]
+        message = (err.read().strip().splitlines() or ["(no message)"])[-1][:120]
+    if killed:
+        reason = f"over {cap_mb:.0f} MB"
+    elif proc.returncode == -signal.SIGXCPU:
+        reason = f"over {cap_s:.0f} CPU s"
+    elif proc.returncode == -signal.SIGKILL:
+        reason = "killed (SIGKILL: out of memory, or the hard CPU limit)"
+    elif proc.returncode != 0:
+        reason = f"failed: {message}"
+    else:
+        reason = None
+    if not lines:
+        return {"over": reason or "failed: (no output)"}
+    fit = lines[0]
+    if reason is None:
+        return {**fit, "acc": lines[1]["acc"], "note": None}
+    return {**fit, "acc": None, "note": f"accuracy not measured: {reason}"}
 
 
 def predicted(history: list[tuple[int, float]], n: int) -> float | None:
@@ -204,8 +242,10 @@ def main(argv=None) -> None:
                 seen["cpu"].append((n, got["cpu"]))
                 seen["fit_mb"].append((n, got["peak"] - got["base"]))
                 seen["base"] = got["base"]
+                acc = "-" if got["acc"] is None else f"{got['acc']:.3f}"
+                note = "; ".join(filter(None, (got["form"], got["note"])))
                 print(f"{name:<13} {form:<6} {n:>6} {got['cpu']:>10.1f} {got['peak']:>9.0f} "
-                      f"{got['acc']:>8.3f}  {got['form'] or ''}", flush=True)
+                      f"{acc:>8}  {note}", flush=True)
 
 
 if __name__ == "__main__":

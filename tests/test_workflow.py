@@ -232,3 +232,24 @@ def test_a_fresh_clone_with_a_committed_report_still_runs_the_benchmark(tmp_path
     out = result.stdout + result.stderr
     assert "Nothing to be done" not in out
     assert "run_euclidean" in out and "track" in out
+
+
+@pytest.mark.slow
+def test_a_batch_larger_than_one_command_line_argument_runs(tmp_path):
+    """A step's batch of job specs goes to `dmlbench run --batch -` on standard input: 300 jobs
+    in one step (`job_group`) make a JSON list of about 200 KiB, beyond the kernel's 128 KiB
+    limit on one argument, which as an argument ended the step with "Argument list too long"
+    (the default config's `fast` step, 144 tuned jobs, did)."""
+    work = copy_project(tmp_path)
+    labels = [f"euclidean_{i}" for i in range(300)]
+    cfg = {"benchmark": "big", "seed": 0, "k": [1], "hubness_k": 5,
+           "protocol": {"kind": "holdout", "repeats": 1, "train_fraction": 0.7},
+           "preprocess": ["zscore"], "datasets": {"iris": None},
+           "methods": {label: {"method": "euclidean", "job_group": "all"} for label in labels}}
+    (work / "config/big.yaml").write_text(yaml.safe_dump(cfg))
+    targets = [f"results/big/runs/iris/{label}/part0.json" for label in labels]
+    result = snakemake(work, *targets, "--cores", "1", "--configfile", "config/big.yaml")
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    batch_log = (work / "logs/big/run/all.log").read_text()
+    assert "Argument list too long" not in result.stderr + batch_log
+    assert all((work / target).is_file() for target in targets)

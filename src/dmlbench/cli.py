@@ -322,7 +322,9 @@ def _run(args) -> None:
         raise ValueError(_RUN_USAGE)
     _faulthandler()
     if args.batch is not None:
-        batch = json.loads(args.batch)
+        # "-": the list comes on standard input (the workflow's steps: a batch of many jobs
+        # outgrows the kernel's 128 KiB limit on one command-line argument)
+        batch = json.loads(sys.stdin.read() if args.batch == "-" else args.batch)
         ran = job.run_batch(batch, threads=args.threads)
         missing = [entry for entry in batch if not Path(entry["out"]).exists()]
         if missing:  # every job ended well, yet: a bug, said in one line rather than by Snakemake
@@ -587,8 +589,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--job", help="job spec as JSON (dmlbench.run.plan.job_spec)")
     s.add_argument("--out", help="record file to write (with --job)")
     s.add_argument("--batch", help="jobs as a JSON list of {\"job\": spec, \"out\": record "
-                                   "file}, run in this order; a job whose record file is "
-                                   "current is skipped (the workflow's run steps)")
+                                   "file}, run in this order, or - to read the list from "
+                                   "standard input; a job whose record file is current is "
+                                   "skipped (the workflow's run steps)")
     s.add_argument("--threads", type=int, default=1, help="BLAS threads")
     s.set_defaults(func=_run)
 

@@ -26,5 +26,8 @@ for _batch in BATCHES:
             f"logs/{BENCH}/run/{_batch.name}.log",
         conda:
             "../envs/dmlbench.yaml"
+        # the batch on standard input (a here-document), not as an argument: the specs of a large
+        # batch outgrow the kernel's 128 KiB limit on one argument ("Argument list too long")
         shell:
-            "python -m dmlbench.cli run --batch {params.batch:q} --threads {threads} 2> {log:q}"
+            "python -m dmlbench.cli run --batch - --threads {threads} 2> {log:q}"
+            " <<'DMLBENCH_BATCH'\n{params.batch}\nDMLBENCH_BATCH"
