@@ -288,3 +288,18 @@ def test_published_scoreboard_shows_every_report_claims_verdict():
                                                                  frame["verdict"])]
     assert expected, "no published claims found"
     assert sorted(_ClaimsRows((reports / "index.html").read_text()).rows) == sorted(expected)
+
+
+def test_every_claims_benchmark_is_a_shipped_config():
+    """A claim names the benchmarks that test it: each is the `benchmark` of a config under
+    config/, so its rows reach the scoreboard once that config's report is published."""
+    from pathlib import Path
+
+    import yaml
+
+    shipped = {yaml.safe_load(path.read_text()).get("benchmark")
+               for path in (Path(__file__).parents[1] / "config").rglob("*.yaml")}
+    for paper, items in papers.all_claims().items():
+        for claim in items:
+            for name in claim.get("benchmarks", []):
+                assert name in shipped, (paper, claim["text"], name)

@@ -392,3 +392,43 @@ def test_hubness_reduction_limits_are_checked_on_the_training_part_before_any_jo
     _refused(cfg, "methods.lmnn.hubness_reduction.candidates", "candidates = 3 is fewer than the 10")
     cfg["methods"]["lmnn"]["hubness_reduction"]["exact_max"] = 2000  # every pair: no candidates
     check(cfg)
+
+
+#: issue 47's large sets and their published sizes (n, given training part or None)
+AT_SCALE_SETS = {"fashion-mnist": (70000, 60000), "usps": (9298, 7291), "letter": (20000, 16000),
+                 "shuttle": (58000, 43500), "landsat": (6435, 4435), "dna": (3186, None),
+                 "spambase": (4601, None), "german": (1000, None), "magic": (19020, None),
+                 "page-blocks": (5473, None), "segment": (2310, None),
+                 "waveform-uci": (5000, None)}
+
+
+def test_the_at_scale_config_runs_the_large_sets_whole_with_learning_curves():
+    """config/at-scale.yaml: every large set of issue 47 at full size (the published split, or
+    a holdout over all its rows: no cap, no dropped class), a learning curve up to `full` on
+    each, every method of the reality check tuned, over-budget jobs recorded, one process per
+    (data set, method)."""
+    from dmlbench import data
+
+    cfg = plan.check(config.load(REPO / "config/at-scale.yaml"),
+                     config_files=[REPO / "config/at-scale.yaml"])
+    assert {config.dataset_name(cfg, label) for label in cfg["datasets"]} == set(AT_SCALE_SETS)
+    for label, entry in cfg["datasets"].items():
+        name = config.dataset_name(cfg, label)
+        n, given_train = AT_SCALE_SETS[name]
+        spec = data.REGISTRY[name]
+        assert (spec.n, spec.given_train) == (n, given_train), name
+        assert not entry.get("drop_classes_below"), name
+        protocol = config.dataset_protocol(cfg, label)
+        if given_train:
+            assert protocol["kind"] == "given", name
+        else:
+            assert protocol["kind"] == "holdout", name
+            if "train_size" in protocol:
+                assert protocol["train_size"] + protocol["test_size"] == n, name
+        curve = (entry.get("protocol") or cfg["protocol"])["train_sizes"]
+        assert "full" in curve and config.train_sizes(cfg, label) == [1000, 4000, 16000], name
+    reality = config.load(REPO / "config/reality-check.yaml")
+    names = {entry.get("method", label) for label, entry in cfg["methods"].items()}
+    assert {entry.get("method", label) for label, entry in reality["methods"].items()} <= names
+    assert cfg["tuning"]["budget"] >= 1 and cfg["over_budget"] == "record"
+    assert cfg["datasets_per_job"] == 1
