@@ -29,7 +29,7 @@ run: $(STAMP)
 # run as root and missing, else skip saying why); one pytest worker per core (pytest-xdist), the
 # tests that share system services in one worker (tests/conftest.py)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(CORES) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(CORES) --dist loadgroup --durations=15
 
 # the quick loop: no workflow runs, clusters or servers
 test-fast: $(STAMP)

@@ -5,6 +5,7 @@ minutes and 8 GB on one core), today's default form beside its large-data form, 
     python benchmarks/scale.py                               # n = 1000, 4000, 16000, 60000
     python benchmarks/scale.py --sizes 1000,4000             # while developing
     python benchmarks/scale.py --methods lmnn,boostmdm_g --forms large
+    python benchmarks/scale.py --forms scalable --sizes 1000,4000,16000 --predict 60000
 
 Data: `dmlbench.data.generators.mnist_like(n + 1000)` (10 balanced classes, 784 integer pixels),
 scaled to [0, 1] and reduced to 50 principal components fitted on the n training points, as
@@ -185,7 +186,13 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--methods", help="comma-separated registry names (default: all)")
-    parser.add_argument("--forms", default="today,large", help="today, large or both")
+    parser.add_argument("--forms", default="today,large",
+                        help="today, large, both (today,large), or scalable: the large-data "
+                        "form where a method has one, else today's")
+    parser.add_argument("--predict", type=int, default=None, metavar="N",
+                        help="after the run, each job's fit CPU seconds and peak MiB at N "
+                        "training points as the last two measured sizes predict them (a "
+                        "power law, exponent at least 1), marked as predicted")
     parser.add_argument("--cap-today", type=float, default=600.0,
                         help="CPU seconds a fit of today's form may take where the method has "
                         "a large-data form (default 600)")
@@ -201,9 +208,12 @@ def main(argv=None) -> None:
     unknown = sorted(set(names) - set(REGISTRY))
     if unknown:
         parser.error(f"unknown method(s) {unknown}")
-    forms = args.forms.split(",")
-    jobs = [(name, form) for name in names for form in forms
-            if form == "today" or name in LARGE]
+    if args.forms == "scalable":
+        jobs = [(name, "large" if name in LARGE else "today") for name in names]
+    else:
+        forms = args.forms.split(",")
+        jobs = [(name, form) for name in names for form in forms
+                if form == "today" or name in LARGE]
     print(f"scale: mnist_like + minmax + PCA {N_COMPONENTS}, 10 classes, {N_TEST} test points; "
           f"one thread; caps: today's form beside a large one {human(args.cap_today)}, "
           f"others {human(args.cap_large)}, "
@@ -246,6 +256,17 @@ def main(argv=None) -> None:
                 note = "; ".join(filter(None, (got["form"], got["note"])))
                 print(f"{name:<13} {form:<6} {n:>6} {got['cpu']:>10.1f} {got['peak']:>9.0f} "
                       f"{acc:>8}  {note}", flush=True)
+    if args.predict is not None:
+        print(f"\npredicted at n = {args.predict} from the last two measured sizes (not run):",
+              flush=True)
+        for (name, form), seen in history.items():
+            cpu = predicted(seen["cpu"], args.predict)
+            mb = predicted(seen["fit_mb"], args.predict)
+            if cpu is None or mb is None:
+                print(f"{name:<13} {form:<6} {'-':>6}  {seen.get('over') or 'nothing measured'}")
+                continue
+            print(f"{name:<13} {form:<6} {args.predict:>6} {cpu:>10.0f} "
+                  f"{mb + seen['base']:>9.0f}  predicted ({human(cpu)})", flush=True)
 
 
 if __name__ == "__main__":

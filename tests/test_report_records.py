@@ -225,3 +225,14 @@ def test_a_partly_published_run_says_so_and_names_what_is_missing(published, tmp
     assert cli.main(["report", "--records", str(published), "--out",
                      str(tmp_path / "whole"), "--workers", "1"]) == 0
     assert "Partial run" not in (tmp_path / "whole" / "index.html").read_text()
+
+
+def test_a_partial_run_names_its_data_sets_not_yet_run_once():
+    """A data set with no record at all is named once, not with each of its methods; the other
+    missing pairs stay listed one by one."""
+    from dmlbench.report import _missing_data_sets
+
+    missing = ["wine / lmnn", "wine / itml", "iris / lmnn", "digits / lmnn"]
+    assert _missing_data_sets(missing, {"iris", "digits"}) == (
+        ["wine"], ["iris / lmnn", "digits / lmnn"])
+    assert _missing_data_sets([], {"iris"}) == ([], [])

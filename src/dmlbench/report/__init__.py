@@ -94,6 +94,7 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
         unpinned=unpinned_files(splits),
         code_versions=list(tables.code_versions(splits)),
         missing=missing or [],
+        missing_sets=_missing_data_sets(missing or [], set(parents["dataset"])),
         n_datasets=parents["dataset"].nunique(), n_methods=parents["method"].nunique(),
         n_parents=len(parents), n_splits=len(splits), version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M %Z"))
@@ -128,3 +129,11 @@ def unpinned_files(splits) -> dict[str, list[str]]:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _missing_data_sets(missing: list[str], present: set[str]) -> tuple[list[str], list[str]]:
+    """The missing (data set / method) pairs of a partial run, told short: the data sets with
+    no record at all, then the other pairs one by one."""
+    whole = sorted({pair.split(" / ")[0] for pair in missing} - present)
+    return whole, [pair for pair in missing if pair.split(" / ")[0] not in whole]
+
