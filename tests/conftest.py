@@ -57,9 +57,32 @@ def smoke_run(tmp_path_factory):
     return work, env
 
 
+#: the xdist group of the cluster tests, which start and stop the machine's SLURM and PostgreSQL
+#: services, and of the tests of `smoke_run` (the PostgreSQL tracking tests are both)
+SMOKE_AND_SERVICES = "smoke-and-services"
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The pytest-xdist group of a test: tests that share a costly fixture run in one worker,
+    which builds it once (a session or module fixture is built once per worker that needs it:
+    the smoke run takes a minute, a module's workflow run half of one)."""
+    if item.get_closest_marker("cluster") or "smoke_run" in item.fixturenames:
+        return SMOKE_AND_SERVICES
+    module_scoped = [name for name, defs in item._fixtureinfo.name2fixturedefs.items()
+                     if any(d.scope == "module" for d in defs)]
+    return f"module:{item.path.name}" if module_scoped else None
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) the cluster tests, which start
-    and stop the machine's SLURM and PostgreSQL services, all run in one worker, one at a time."""
+    """Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) each group of `xdist_group`
+    runs in one worker, one test at a time: the cluster tests, which share the machine's
+    services, and the tests of the smoke run; the tests sharing a module-scoped fixture.
+    pytest-xdist hands out the groups first (largest first), then the other tests in collection
+    order: the slow ones are put first, so that no minute-long test starts last."""
+    if not hasattr(config, "workerinput"):
+        return
     for item in items:
-        if item.get_closest_marker("cluster"):
-            item.add_marker(pytest.mark.xdist_group("cluster"))
+        group = xdist_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
