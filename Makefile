@@ -27,7 +27,8 @@ run: $(STAMP)
 
 # everything, the cluster tests too (they install Debian's slurm-wlm, munge and postgresql when
 # run as root and missing, else skip saying why); one pytest worker per core (pytest-xdist), the
-# tests that share system services in one worker (tests/conftest.py)
+# tests that share system services, the smoke run or a module's fixture in one worker
+# (tests/conftest.py)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(CORES) --dist loadgroup --durations=15
 

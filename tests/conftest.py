@@ -73,6 +73,7 @@ def xdist_group(item: pytest.Item) -> str | None:
     return f"module:{item.path.name}" if module_scoped else None
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) each group of `xdist_group`
     runs in one worker, one test at a time: the cluster tests, which share the machine's
@@ -86,3 +87,4 @@ def pytest_collection_modifyitems(config, items):
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+

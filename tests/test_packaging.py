@@ -1,7 +1,10 @@
 """The project installs what it needs: conda env = pyproject pins; CI runs the README's command."""
 
+import subprocess
+import sys
 import tomllib
 
+import pytest
 import yaml
 from conftest import REPO
 
@@ -37,3 +40,24 @@ def test_ci_installs_the_cluster_tests_packages_before_the_tests():
     ci = (REPO / ".ci/run").read_text().splitlines()
     steps = [line.split()[1] for line in ci if line.startswith("make ")]
     assert steps == ["system-packages", "test"]
+
+
+def test_pytest_xdist_runs_a_group_in_one_worker(tmp_path):
+    """`make test` (`-n 2 --dist loadgroup`) relies on `xdist_group` (tests/conftest.py: the
+    cluster tests one at a time, the smoke run built once). pytest-xdist 3.8 marks a group in
+    the node ID, which pytest 9.2 no longer lets it change: every test then runs wherever, and
+    nothing says so (pytest-xdist issue 1386; pyproject.toml keeps pytest below 9.2)."""
+    (tmp_path / "test_grouped.py").write_text(
+        "import os\nimport pytest\n\n"
+        "@pytest.mark.xdist_group('one')\n"
+        "@pytest.mark.parametrize('i', range(6))\n"
+        "def test_pid(i):\n"
+        "    with open('pids.txt', 'a') as fh:\n"
+        "        fh.write(f'{os.getpid()}\\n')\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             "-n", "2", "--dist", "loadgroup", "test_grouped.py"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:]
+    pids = (tmp_path / "pids.txt").read_text().split()
+    assert len(pids) == 6 and len(set(pids)) == 1, \
+        f"the group ran in {len(set(pids))} workers (pytest {pytest.__version__})"
