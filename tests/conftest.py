@@ -73,18 +73,35 @@ def xdist_group(item: pytest.Item) -> str | None:
     return f"module:{item.path.name}" if module_scoped else None
 
 
+def pytest_configure(config):
+    """pytest-xdist hands out the work (a group, or a test outside any group) in collection
+    order, not largest group first: `pytest_collection_modifyitems` orders it."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def _hand_out_order(item: pytest.Item) -> int:
+    """The smoke group first (nine minutes of work in one worker: started last, it would end
+    last), then the other groups, the slow tests outside a group, the rest (the short tests
+    last fill the time until the other worker ends)."""
+    group = xdist_group(item)
+    if group == SMOKE_AND_SERVICES:
+        return 0
+    if group:
+        return 1
+    return 2 if item.get_closest_marker("slow") else 3
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) each group of `xdist_group`
     runs in one worker, one test at a time: the cluster tests, which share the machine's
-    services, and the tests of the smoke run; the tests sharing a module-scoped fixture.
-    pytest-xdist hands out the groups first (largest first), then the other tests in collection
-    order: the slow ones are put first, so that no minute-long test starts last."""
+    services, and the tests of the smoke run; the tests sharing a module-scoped fixture. The
+    work is handed out in the order of `_hand_out_order`."""
     if not hasattr(config, "workerinput"):
         return
     for item in items:
         group = xdist_group(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
+    items.sort(key=_hand_out_order)
