@@ -490,3 +490,23 @@ def test_run_takes_either_a_job_or_a_batch(capsys):
     assert "give either --job SPEC with --out FILE, or --batch JSON" in capsys.readouterr().err
     assert cli.main(["run", "--job", "{}"]) == 2
     assert "--job needs --out FILE" in capsys.readouterr().err
+
+
+def test_a_json_option_that_is_not_json_is_named_in_one_line(capsys, monkeypatch):
+    """`--batch -` reads standard input: text that is not JSON there (or in `--batch`, `--job`)
+    is one error line naming the option and what the parser found, not a bare decoder error."""
+    import io
+
+    from dmlbench import cli
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("results/x/part0.json\n"))
+    assert cli.main(["run", "--batch", "-"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dmlbench run: error: --batch (-: read from standard input) is not "
+                          "JSON (Expecting value at line 1, column 1): 'results/x/part0.json")
+    assert err.count("\n") == 1
+    assert cli.main(["run", "--batch", "[{"]) == 2
+    assert "--batch is not JSON" in capsys.readouterr().err
+    assert cli.main(["run", "--job", "{'a': 1}", "--out", "x.json"]) == 2
+    assert "--job is not JSON (Expecting property name enclosed in double quotes" in \
+        capsys.readouterr().err

@@ -201,10 +201,21 @@ def _check_config(args) -> None:
     print(f"{args.config}: valid; {plan.summary(cfg)}")
 
 
+def _json_option(text: str, option: str, source: str = ""):
+    """The JSON value of a command-line option; an error naming the option (and `source`,
+    where the text came from, e.g. standard input) when it is not JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        raise ValueError(f"{option}{source} is not JSON ({err.msg} at line {err.lineno}, "
+                         f"column {err.colno}): {shown!r}") from None
+
+
 def _ensure(name: str, args) -> data.Dataset:
     """Data set `name` from the cache, built (and downloaded) first if missing, with the
     options of `dmlbench dataset` / `prepare`; prints its size."""
-    given = json.loads(args.files) if args.files else {}
+    given = _json_option(args.files, "--files") if args.files else {}
     spec = from_file.spec(from_file.FileSource.from_json(given[name])) if name in given else None
     ds = data.ensure(name, args.cache, mirror=args.mirror, offline=args.offline,
                      trust_unpinned=args.trust_unpinned, spec=spec)
@@ -233,7 +244,7 @@ def _write_splits(ds: data.Dataset, out: str, protocol: dict, seed: int,
 
 
 def _split(args) -> None:
-    _write_splits(data.load(args.name, args.cache), args.out, json.loads(args.protocol),
+    _write_splits(data.load(args.name, args.cache), args.out, _json_option(args.protocol, "--protocol"),
                   args.seed, args.drop_classes_below, args.train_size)
 
 
@@ -244,7 +255,7 @@ def _prepare(args) -> None:
     it is (`protocols.is_split_file_of`): the workflow's prepare step touches its outputs, and
     the jobs count a split file by its content. A data set that fails does not stop the others;
     the error lists every one that failed."""
-    files = json.loads(args.splits)
+    files = _json_option(args.splits, "--splits")
     if not isinstance(files, dict):
         raise ValueError("--splits must be a JSON object {split file: {protocol, seed, "
                          f"drop_classes_below, dataset}}, got {args.splits[:200]}")
@@ -324,7 +335,8 @@ def _run(args) -> None:
     if args.batch is not None:
         # "-": the list comes on standard input (the workflow's steps: a batch of many jobs
         # outgrows the kernel's 128 KiB limit on one command-line argument)
-        batch = json.loads(sys.stdin.read() if args.batch == "-" else args.batch)
+        batch = (_json_option(sys.stdin.read(), "--batch", " (-: read from standard input)")
+                 if args.batch == "-" else _json_option(args.batch, "--batch"))
         ran = job.run_batch(batch, threads=args.threads)
         missing = [entry for entry in batch if not Path(entry["out"]).exists()]
         if missing:  # every job ended well, yet: a bug, said in one line rather than by Snakemake
@@ -335,7 +347,7 @@ def _run(args) -> None:
         if args.out is None:
             raise ValueError("--job needs --out FILE (the record file to write)")
         check_writable(args.out)
-        spec = json.loads(args.job)
+        spec = _json_option(args.job, "--job")
         records.write(args.out, job.run(spec, threads=args.threads, progress=True,
                                         record_path=args.out))
         ran = [{"job": spec, "out": args.out}]
@@ -360,7 +372,7 @@ def _study(args) -> None:
     _faulthandler()
     study = studies.get(args.kind)
     check_writable(args.out)
-    document = study.run(json.loads(args.job))
+    document = study.run(_json_option(args.job, "--job"))
     studies.write(args.out, document)
     for line in study.summary_lines(document):
         print(line, file=sys.stderr)
@@ -370,7 +382,7 @@ def _ingest(args) -> None:
     paths = list(args.records)
     if args.records_from:
         paths += [line for line in Path(args.records_from).read_text().splitlines() if line]
-    config = json.loads(args.config_json) if args.config_json else None
+    config = _json_option(args.config_json, "--config-json") if args.config_json else None
     if config:
         _set_aside_stale(config, paths)
     tracked = []
@@ -478,7 +490,8 @@ def _quiet_mlflow() -> None:
 def _publish(args) -> None:
     from . import publish  # imports `report` (matplotlib, seaborn) to rebuild reports
 
-    manifest = publish.publish(args.records, args.documents, json.loads(args.config_json),
+    manifest = publish.publish(args.records, args.documents,
+                               _json_option(args.config_json, "--config-json"),
                                args.out, args.results)
     print(f"published {len(args.records)} record files and {len(args.documents)} documents: "
           f"{manifest}", file=sys.stderr)

@@ -6,7 +6,7 @@ The page opens on its answer (the summary section), then the details, section by
 (`sections.SECTIONS`); its tables sort by a click on a column's header and keep their header
 and first column in view (the template's script and style, no outside resource: the page works
 offline). Figures and the Monte-Carlo comparisons are computed in a process pool while the
-sections read the runs (`render.Renderer`).
+sections read the runs, once they have taken a few seconds (`render.Renderer`).
 
 A build writes under its `out_dir` only: the scoreboard of the published reports
 (`reports/index.html`, `scoreboard.write`) is written by the explicit publishing step,
@@ -62,7 +62,7 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
     out_dir = Path(out_dir)
     experiment = source.experiment
     started = time.perf_counter()
-    with Renderer(workers, progress=progress) as renderer:  # its processes start meanwhile
+    with Renderer(workers, progress=progress) as renderer:
         (parents, splits), (curve_parents, curve_splits) = runs.by_train_size(
             *source.load(parent_keys))
         config = source.load_config(config_run_id)

@@ -2,10 +2,12 @@
 Monte-Carlo comparisons, are tasks of a process pool while the sections go on reading runs.
 
 Tasks are module-level functions with picklable arguments (data frames of what they draw, never
-the context). The pool's processes start from a fork server that has imported the report's
-modules once (matplotlib, seaborn), so a task starts in milliseconds. With one CPU (or
-`workers=1`) everything runs in this process, in order. `close` waits for every task and
-raises the first error, so a report is never written with a figure missing.
+the context). The first tasks run in this process, in order; once they have taken
+`POOL_AFTER_S` seconds the pool starts for the rest: its processes start from a fork server that
+imports the report's modules once (matplotlib, seaborn; about 3.5 CPU s, blocking), after which
+a task starts in milliseconds. A small report never pays for the pool. With one CPU (or
+`workers=1`) every task runs in this process. `close` waits for every task and raises the first
+error, so a report is never written with a figure missing.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -23,6 +26,11 @@ from .base import render_figure
 
 #: more processes than this do not pay on a report's few dozen figures
 MAX_WORKERS = 4
+#: the seconds of task work done in this process before the pool starts. Measured on 2 cores
+#: (2026-11-29, workers=1 against a pool of 2 from the start, wall s): 2 data sets x 1 method
+#: 5.2 against 8.2; abou-moustafa-2017-small 16.6 against 17.6; shigeto-2017 31.1 against 26.1;
+#: the default benchmark 92 against 64.
+POOL_AFTER_S = 5.0
 
 
 def default_workers() -> int:
@@ -42,22 +50,25 @@ class Renderer:
         self.progress = progress
         self.futures: list[Future] = []
         self.pool = None
-        if self.workers > 1:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["dmlbench.report.figures",
-                                            "dmlbench.report.sections"])
-            self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
-            for _ in range(self.workers):  # start the processes now, not at the first task
-                self.pool.submit(int)
+        self.spent_here = 0.0  # seconds of task work done in this process
 
     def submit(self, fn: Callable, *args) -> Future:
+        if self.pool is None and self.workers > 1 and self.spent_here >= POOL_AFTER_S:
+            self._start_pool()
         if self.pool is not None:
             future = self.pool.submit(fn, *args)
         else:
+            started = time.perf_counter()
             future = Future()
             future.set_result(fn(*args))
+            self.spent_here += time.perf_counter() - started
         self.futures.append(future)
         return future
+
+    def _start_pool(self) -> None:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["dmlbench.report.figures", "dmlbench.report.sections"])
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=context)
 
     def figure(self, out_dir: Path, name: str, draw: Callable, *args) -> str:
         """Draw `draw(*args)` into `out_dir/name` in the pool; returns `name` at once."""
