@@ -819,6 +819,41 @@ def test_records_of_two_code_versions_make_the_report_warn(published, tmp_path):
     assert "Several code versions" not in page and "0123456789ab (git" in page
 
 
+def _predate_code_versions(out: Path, relative: str, commit: str) -> None:
+    """Make a record file look written before code versions were recorded, by `commit`."""
+    path = out / "records" / relative
+    document = records.load(path)
+    for record in document["records"]:
+        record["environment"].pop("code_version", None)
+        record["environment"]["git_commit"] = commit
+    files.write_json_gz(path, document)
+
+
+def test_records_of_several_commits_without_code_versions_make_the_report_warn(published,
+                                                                               tmp_path):
+    """Records written before code versions were recorded name only their git commit: a page
+    built from records of several commits says so at its top and in its provenance (they may
+    hold several versions of the code); one commit, no warning."""
+    _, manifest = _manifest(published)
+    first, second = manifest["records"]
+    _predate_code_versions(published, first, "1111111111112222")
+    _predate_code_versions(published, second, "3333333333334444+dirty")
+    _reseal(published)
+    assert cli.main(["report", "--records", str(published / "records"),
+                     "--out", str(tmp_path / "rebuilt")]) == 0
+    page = (tmp_path / "rebuilt" / "index.html").read_text()
+    assert "Several commits:</b> 2 commits computed the records" in page
+    assert "<code>111111111111</code>" in page and "<code>333333333333+dirty</code>" in page
+    assert "Warning: 2 commits computed these records" in page
+    assert "Several code versions" not in page
+    _predate_code_versions(published, second, "1111111111112222")
+    _reseal(published)
+    assert cli.main(["report", "--records", str(published / "records"),
+                     "--out", str(tmp_path / "again")]) == 0
+    page = (tmp_path / "again" / "index.html").read_text()
+    assert "Several commits" not in page and "commits computed these records" not in page
+
+
 def test_the_code_version_ignores_records_and_docs_but_not_code(tmp_path):
     """The code version is that of Snakefile, src/dmlbench and workflow/: a commit adding a
     record or a doc keeps it, one changing the code does not (a checkout of its own)."""

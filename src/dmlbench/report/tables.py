@@ -142,3 +142,15 @@ def code_versions(splits: pd.DataFrame) -> dict[str, tuple[int, list[str]]]:
                    for c in rows["git_commit"].value_counts().index]
         out[str(version)] = (len(rows), commits)
     return out
+
+
+def unversioned_commits(splits: pd.DataFrame) -> list[str]:
+    """The git commits (12 digits, '+dirty' kept) that split runs without a recorded code
+    version name, most splits first: records written before `records.code_version` was
+    recorded; [] when every run names its version (`code_versions` covers those)."""
+    if "git_commit" not in splits:
+        return []
+    unversioned = (splits["code_version"].isna() if "code_version" in splits
+                   else pd.Series(True, index=splits.index))
+    counts = splits.loc[unversioned, "git_commit"].fillna("unknown").value_counts()
+    return [str(c)[:12] + ("+dirty" if str(c).endswith("+dirty") else "") for c in counts.index]

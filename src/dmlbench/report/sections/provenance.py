@@ -27,6 +27,14 @@ def provenance(ctx: Context) -> Section | None:
         sec.note(f"Warning: these records come from {len(versions)} code versions "
                  f"({', '.join(versions)}): a change of the code between them may have "
                  "changed some numbers. Run the benchmark again from one commit to be sure.")
+    commits = tables.unversioned_commits(splits)
+    if len(commits) > 1:
+        shown = ", ".join(commits[:5]) + (f" and {len(commits) - 5} more" if len(commits) > 5
+                                          else "")
+        sec.note(f"Warning: {len(commits)} commits computed these records ({shown}), most "
+                 "splits first, which predate the recording of code versions: a "
+                 "change of the code between them may have changed some numbers. Run the "
+                 "benchmark again from one commit to be sure.")
     for column, label in (("git_commit", "git commit"), ("machine", "machine"), ("host", "host")):
         if column in splits:
             counts = splits[column].fillna("unknown").value_counts()
