@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from dmlbench import config
+from dmlbench.report import verdicts
 from dmlbench.report.sections import budget_study as section
 from dmlbench.report.sections import tuning as tuning_section
 from dmlbench.run import plan
@@ -54,15 +55,19 @@ def test_the_study_table_takes_each_entrys_difference_and_verdict_against_the_re
         for label, against, diff, verdict in [
             ("m-b4", "euclidean", -1.5, "undecided"), ("m-b16", "euclidean", 0.5, "equivalent"),
             ("m-full", "euclidean", 2.5, "better"), ("q-b4", "euclidean", -3.0, "worse"),
-            ("q-b16", "euclidean", 0.0, "equivalent"), ("m-b4", "m-full", -4.0, "worse")]])
+            ("q-b16", "euclidean", 0.0, "borderline"), ("m-b4", "m-full", -4.0, "worse")]])
     table = section.study_table(results, "euclidean", cells).set_index(["method", "budget"])
     assert table.loc[("m", "budget 4"), "mean difference (points)"] == -1.5
     assert table.loc[("m", section.FULL), "verdict"] == "better"
     assert table.loc[("q", section.FULL), "entry"] == "q-b16"  # 16 covered q's grid
     assert table.loc[("q", section.FULL), "mean difference (points)"] == 0.0
     assert len(table) == 6  # against the reference only
+    # every verdict of the hierarchical test has its marker ("borderline" stopped the report)
     fig = section.budget_figure({1: table.reset_index(), 3: table.reset_index()}, "euclidean")
     assert len(fig.axes) == 2
+    markers = {line.get_marker() for line in fig.axes[0].lines}
+    assert {"^", "o", "x", "v", "D"} <= markers
+    assert set(section.MARKERS) == set(verdicts.HIERARCHICAL)
     plt.close(fig)
 
 

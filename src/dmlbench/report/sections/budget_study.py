@@ -12,13 +12,15 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import hierarchical
+from .. import hierarchical, verdicts
 from ..base import Context, Section, export_table, html_table
 
 #: the name of the column of the whole feasible grid
 FULL = "full grid"
-#: a marker per verdict in the figure
-MARKERS = {"better": "^", "equivalent": "o", "worse": "v", "undecided": "x"}
+#: a marker per hierarchical verdict in the figure, and its symbol in the caption
+MARKERS = {verdicts.BETTER: ("^", "▲"), verdicts.EQUIVALENT: ("o", "●"),
+           verdicts.WORSE: ("v", "▼"), verdicts.UNDECIDED: ("x", "×"),
+           verdicts.BORDERLINE: ("D", "◆")}
 
 
 def budgets(splits: pd.DataFrame, entries: dict[str, dict]) -> pd.DataFrame:
@@ -88,14 +90,14 @@ def budget_figure(frames: dict[int, pd.DataFrame], reference: str):
             part = part.assign(x=[order.index(c) for c in part["budget"]]).sort_values("x")
             line, = ax.plot(part["x"], part["mean difference (points)"], lw=1, label=method)
             for _, row in part.iterrows():
-                ax.plot(row["x"], row["mean difference (points)"], MARKERS[row["verdict"]],
+                ax.plot(row["x"], row["mean difference (points)"], MARKERS[row["verdict"]][0],
                         color=line.get_color(), ms=6)
         ax.axhline(0, color="0.4", lw=0.8, ls=":")
         ax.set_xticks(range(len(order)), order, fontsize=8)
         ax.set_title(f"{k}-NN", fontsize=9)
         ax.set_ylabel(f"accuracy - {reference} (points)", fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    handles += [plt.Line2D([], [], marker=m, ls="", color="0.3") for m in MARKERS.values()]
+    handles += [plt.Line2D([], [], marker=m, ls="", color="0.3") for m, _ in MARKERS.values()]
     labels += list(MARKERS)
     fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7,
                frameon=False)
@@ -147,8 +149,9 @@ def section(ctx: Context) -> Section | None:
             reference = hierarchical.references(ctx, next(iter(frames)))[0]
             part.figure(ctx.figure("budget_study.png", budget_figure, frames, reference),
                         "Mean accuracy difference to the reference against the budget, per "
-                        "method and k; the marker is the hierarchical verdict (▲ better, ● "
-                        "equivalent, ▼ worse, × undecided).")
+                        "method and k; the marker is the hierarchical verdict ("
+                        + ", ".join(f"{symbol} {verdict}"
+                                    for verdict, (_, symbol) in MARKERS.items()) + ").")
 
     sec.later(fill)
     return sec
