@@ -620,8 +620,8 @@ def test_every_committed_record_is_of_the_settings_its_published_config_gives_it
     """A published record file carries the parent key and exactly the splits its report's
     config gives its job (`plan.job_spec`): a record of earlier settings must not stand in a
     report (the reality check once kept LDA records from before LDA's space gained
-    shrinkage); nor a record file of a job the config does not have. Jobs not yet run are not
-    checked here."""
+    shrinkage); nor a record file of a job the config does not have. A learning curve's job
+    is keyed with its training size. Jobs not yet run are not checked here."""
     found = []
     for config_file in sorted((REPO / "reports").glob("*/config.json")):
         cfg = json.loads(config_file.read_text())
@@ -636,7 +636,7 @@ def test_every_committed_record_is_of_the_settings_its_published_config_gives_it
             path = config_file.parent / "records" / relative.with_suffix(".json.gz")
             if not path.exists():
                 continue
-            key = plan.job_spec(cfg, j.dataset, j.method, j.splits)["parent_key"]
+            key = plan.job_spec(cfg, j.dataset, j.method, j.splits, j.train_size)["parent_key"]
             split_records = json.loads(gzip.decompress(path.read_bytes()))["records"]
             if (any(r["parent_key"] != key for r in split_records)
                     or sorted(r["split"]["index"] for r in split_records) != list(j.splits)):
