@@ -116,10 +116,8 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
         if len(fit.dropna()):
             slow = fit.dropna().idxmax()
             detail.append(f"slowest to fit: {html.escape(slow)} ({fit[slow]:.3g} s per split)")
-        lines.append("<p>" + "; ".join(detail) + ". Details: <a href='#leaderboard'>leaderboard"
-                     "</a>, <a href='#hierarchical'>hierarchical test</a>, <a href='#bayesian'>signed-rank "
-                     "test</a>, <a href='#cost'>time "
-                     "and memory</a>.</p>")
+        lines.append("<p>" + "; ".join(detail) + ". Details: " + _details_links(ctx, tests)
+                     + ".</p>")
     lines += _headline_lines(ctx, tests)
     named = hierarchical.references(ctx, k)
     if named is not None and any(future is not None for future in tests.values()):
@@ -132,6 +130,18 @@ def _summary_html(ctx: Context, k: int, bayes, tests: dict) -> str:
                      "</p>")
     lines += _papers_lines(ctx)
     return "<div class='summary'>" + "".join(lines) + "</div>"
+
+
+def _details_links(ctx: Context, tests: dict) -> str:
+    """Links to the sections that give the details, only to those the page has: with one data
+    set there are no tests over data sets, so no hierarchical or signed-rank section."""
+    links = [("leaderboard", "leaderboard")]
+    if any(future is not None for future in tests.values()):
+        links.append(("hierarchical", "hierarchical test"))
+    if any(comparisons.results(ctx, k) is not None for k in ctx.ks):
+        links.append(("bayesian", "signed-rank test"))
+    links.append(("cost", "time and memory"))
+    return ", ".join(f"<a href='#{anchor}'>{words}</a>" for anchor, words in links)
 
 
 def _decided(row) -> str:
