@@ -10,7 +10,7 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.model_selection import StratifiedShuffleSplit
 
-from dmlbench import cli, data, records
+from dmlbench import cli, data, publish, records
 from dmlbench.methods import REGISTRY, make, search_spaces, space_resolution
 from dmlbench.run import tuning
 from dmlbench.run.time_limit import TimeLimitExceeded, limit
@@ -286,13 +286,18 @@ methods:
 def test_the_declared_order_reaches_the_job_through_the_workflow(tmp_path):
     """A space declared out of alphabetical order (shrinkage before n_components; NCA's
     registered n_components before init) keeps its order through config, job spec, the
-    workflow's JSON and the record: the candidates follow it, the declared default first."""
+    workflow's JSON and the record: the candidates follow it, the declared default first. The
+    published config.json keeps it too, so the published records are the jobs it gives them
+    (`dmlbench report --records` accepts them; a key-sorted config.json made other job keys)."""
     work = copy_project(tmp_path)
     (work / "config" / "order.yaml").write_text(ORDER_CONFIG)
-    result = snakemake(work, "results/order/runs/iris/lda/part0.json",
-                       "results/order/runs/iris/nca/part0.json", "--cores", "1",
+    result = snakemake(work, "reports/order/records/manifest.json", "--cores", "1",
                        "--configfile", "config/order.yaml")
     assert result.returncode == 0, result.stderr[-3000:]
+    published = work / "reports/order/records"
+    verified = publish.verified_files(published)
+    assert list(verified[2]["methods"]["lda"]["search_space"]) == ["shrinkage", "n_components"]
+    assert cli._check_published_records(str(published), verified) == []
     lda = records.read(work / "results/order/runs/iris/lda/part0.json")
     for record in lda:
         tuned = record["tuning"]

@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"run_in_pieces: error: {mixed}", file=sys.stderr)
             return 2
         subprocess.run([str(BIN / "dmlbench"), "publish", *map(str, finished), "--config-json",
-                        json.dumps(config, sort_keys=True), "--results", str(results),
+                        json.dumps(config), "--results", str(results),
                         "--out", str(published.parent)], check=True)
         if args.commit:
             subprocess.run(["git", "add", "-A", str(published), str(published.parent /

@@ -137,10 +137,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def write_json(path: str | os.PathLike, obj) -> None:
-    """Write `obj` as indented, key-sorted JSON, atomically."""
+def write_json(path: str | os.PathLike, obj, *, keep_order: bool = False) -> None:
+    """Write `obj` as indented, key-sorted JSON, atomically; `keep_order` keeps the keys in
+    their order instead (a config: the order of its `search_space` parameters is part of the
+    job keys, docs/tuning.md)."""
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=not keep_order,
+                                  default=_json_default) + "\n")
 
 
 def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:

@@ -78,7 +78,7 @@ def publish(record_paths: list[str | Path], documents: list[str | Path], config:
         if stale.is_file() and stale.name != MANIFEST \
                 and stale.relative_to(target_root).as_posix() not in manifest["files"]:
             stale.unlink()
-    write_json(out_dir / CONFIG, public_config(config))
+    write_json(out_dir / CONFIG, public_config(config), keep_order=True)
     manifest["config"] = _sha256(out_dir / CONFIG)
     write_json(target_root / MANIFEST, manifest)
     return target_root / MANIFEST
@@ -150,7 +150,7 @@ def update_settings(records_dir: str | Path, config: dict) -> list[str]:
         else:
             published.pop(key)
     if changed:
-        write_json(config_path, published)
+        write_json(config_path, published, keep_order=True)
         manifest_path = records_dir / MANIFEST
         manifest = _read(manifest_path, "the manifest")
         manifest["config"] = _sha256(config_path)

@@ -11,7 +11,7 @@ rule publish:
     output:
         f"reports/{BENCH}/records/manifest.json",
     params:
-        config=json.dumps(CFG, sort_keys=True),
+        config=json.dumps(CFG),  # in its order: the job keys depend on it
         results=lambda wildcards, input: str(Path(input.records[0]).parents[3]),
         out=lambda wildcards, output: str(Path(output[0]).parents[1]),
     log:

@@ -10,7 +10,7 @@ rule track:
         f"results/{BENCH}/tracking.json",
     params:
         uri=tracking.tracking_uri(),
-        config=json.dumps(CFG, sort_keys=True),
+        config=json.dumps(CFG),  # in its order: the job keys depend on it
         bench=BENCH,
     log:
         f"logs/{BENCH}/track.log",

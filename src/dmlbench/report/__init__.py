@@ -102,7 +102,7 @@ def build(source, out_dir: str | Path, parent_keys: list[str] | None = None,
     published_config = manifest is not None and Path(manifest).resolve().parents[1] == \
         out_dir.resolve()
     if config is not None and not published_config:  # the provenance section points to it
-        write_json(out_dir / "config.json", public_config(config))
+        write_json(out_dir / "config.json", public_config(config), keep_order=True)
     index = out_dir / "index.html"
     with atomic_path(index) as tmp:
         tmp.write_text(page)

@@ -138,8 +138,7 @@ def code_versions(splits: pd.DataFrame) -> dict[str, tuple[int, list[str]]]:
                           "git_commit": "unknown" if commits is None else commits.fillna("unknown")})
     out = {}
     for version, rows in sorted(known.groupby("code_version"), key=lambda g: -len(g[1])):
-        commits = [str(c)[:12] + ("+dirty" if str(c).endswith("+dirty") else "")
-                   for c in rows["git_commit"].value_counts().index]
+        commits = [_short_commit(c) for c in rows["git_commit"].value_counts().index]
         out[str(version)] = (len(rows), commits)
     return out
 
@@ -153,4 +152,9 @@ def unversioned_commits(splits: pd.DataFrame) -> list[str]:
     unversioned = (splits["code_version"].isna() if "code_version" in splits
                    else pd.Series(True, index=splits.index))
     counts = splits.loc[unversioned, "git_commit"].fillna("unknown").value_counts()
-    return [str(c)[:12] + ("+dirty" if str(c).endswith("+dirty") else "") for c in counts.index]
+    return [_short_commit(c) for c in counts.index]
+
+
+def _short_commit(commit) -> str:
+    """A git commit's first 12 digits, '+dirty' kept (a run from uncommitted changes)."""
+    return str(commit)[:12] + ("+dirty" if str(commit).endswith("+dirty") else "")
