@@ -197,6 +197,58 @@ def test_records_of_another_code_version_stop_the_pieces_naming_both(tmp_path, m
     assert pieces.main([str(config_file)]) == 0  # one code version: nothing stops it
 
 
+def test_each_step_is_published_and_committed_before_the_next_runs(tmp_path, monkeypatch):
+    """A session killed mid-run loses at most the step it was running: every (data set,
+    method, training size) step runs alone and its finished records are published and
+    committed before the next step starts."""
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    config_file = tmp_path / "pieces.yaml"
+    config_file.write_text(yaml.safe_dump({**PIECES_CONFIG, "data": {"cache": "cache"}}))
+    config = pieces.load(str(config_file), [])
+    want = pieces.wanted(config, pieces.plan.jobs(config))
+    results = Path("results", "pieces")
+    current = pieces.records.code_version()
+    calls = []
+
+    def fake_run(command, **kw):
+        name = Path(command[0]).name
+        targets = command[command.index("--") + 1:] if "--" in command else []
+        if name == "snakemake" and all("/runs/" in t for t in targets):
+            for target in targets:
+                key, splits = want[Path(target).relative_to(results)]
+                Path(target).parent.mkdir(parents=True, exist_ok=True)
+                Path(target).write_text(json.dumps({"records": [
+                    {"parent_key": key, "split": {"index": i},
+                     "environment": {"code_version": current}} for i in splits]}))
+            calls.append(("run", sorted(Path(t).parent.relative_to(results / "runs").as_posix()
+                                        for t in targets)))
+        elif name == "dmlbench":
+            calls.append(("publish", len([a for a in command if a.endswith(".json")])))
+        elif command[:2] == ["git", "commit"]:
+            calls.append(("commit", command[-1]))
+        return subprocess.CompletedProcess(command, 1 if "check-ignore" in command else 0)
+
+    monkeypatch.setattr(pieces.subprocess, "run", fake_run)
+    monkeypatch.setattr(pieces, "publishable", lambda config, results: (
+        sorted(results.glob("runs/*/*/*.json")), []))
+    assert pieces.main([str(config_file), "--commit"]) == 0
+    assert calls == [
+        ("run", ["iris/euclidean"]), ("publish", 1), ("commit", "pieces records: iris "
+                                                     "euclidean (1 record files in all)"),
+        ("run", ["iris/lda"]), ("publish", 2), ("commit", "pieces records: iris lda "
+                                               "(2 record files in all)"),
+        ("run", ["wine/euclidean"]), ("publish", 3), ("commit", "pieces records: wine "
+                                                     "euclidean (3 record files in all)"),
+        ("run", ["wine/lda"]), ("publish", 4), ("commit", "pieces records: wine lda "
+                                               "(4 record files in all)")]
+    curve = pieces.load(str(REPO / "config" / "at-scale.yaml"), [])
+    named = [name for name, _ in pieces.steps(
+        [j for j in pieces.plan.jobs(curve) if j.dataset == "letter"])]
+    assert named[:4] == ["letter euclidean n=1000", "letter euclidean n=4000",
+                         "letter euclidean", "letter pca n=1000"]
+
+
 #: a plug-in method that fails while ./FAIL exists
 FAILING = '''
 from pathlib import Path
@@ -250,7 +302,7 @@ def test_a_changed_job_that_fails_is_not_published_with_its_old_records(tmp_path
     assert pieces.main([str(config), "--cores", "1"]) == 1
     out, err = capsys.readouterr()
     assert "results/pieces/runs/iris/failing/part0.json: other settings, set aside" in out
-    assert "jobs failed on 1 data sets: iris" in err
+    assert "jobs failed in 1 step(s): iris failing" in err
     assert not records["failing"].exists() and records["euclidean"].read_bytes() == \
         first["euclidean"]
     paths, _, published_config = publish.verified_files(published)
