@@ -233,20 +233,19 @@ def test_each_step_is_published_and_committed_before_the_next_runs(tmp_path, mon
     monkeypatch.setattr(pieces, "publishable", lambda config, results: (
         sorted(results.glob("runs/*/*/*.json")), []))
     assert pieces.main([str(config_file), "--commit"]) == 0
-    assert calls == [
-        ("run", ["iris/euclidean"]), ("publish", 1), ("commit", "pieces records: iris "
-                                                     "euclidean (1 record files in all)"),
-        ("run", ["iris/lda"]), ("publish", 2), ("commit", "pieces records: iris lda "
-                                               "(2 record files in all)"),
-        ("run", ["wine/euclidean"]), ("publish", 3), ("commit", "pieces records: wine "
-                                                     "euclidean (3 record files in all)"),
-        ("run", ["wine/lda"]), ("publish", 4), ("commit", "pieces records: wine lda "
-                                               "(4 record files in all)")]
+    expected = []
+    for n, (dataset, method) in enumerate([("iris", "euclidean"), ("iris", "lda"),
+                                           ("wine", "euclidean"), ("wine", "lda")], start=1):
+        expected += [("run", [f"{dataset}/{method}"]), ("publish", n),
+                     ("commit", f"pieces records: {method}_{dataset} ({n} record files in all)")]
+    assert calls == expected
     curve = pieces.load(str(REPO / "config" / "at-scale.yaml"), [])
-    named = [name for name, _ in pieces.steps(
-        [j for j in pieces.plan.jobs(curve) if j.dataset == "letter"])]
-    assert named[:4] == ["letter euclidean n=1000", "letter euclidean n=4000",
-                         "letter euclidean", "letter pca n=1000"]
+    named = pieces.steps(curve, "magic", ["lda", "lmnn"], cores=2)
+    assert [name for name, _ in named] == ["lda_magic, lda_part1_magic",
+                                           "lda_part2_magic, lmnn_magic",
+                                           "lmnn_part1_magic, lmnn_part2_magic"]
+    assert {(j.method, j.splits, j.train_size) for j in named[1][1]} == {
+        (m, (i,), n) for m, i in (("lda", 2), ("lmnn", 0)) for n in (1000, 4000, None)}
 
 
 #: a plug-in method that fails while ./FAIL exists
@@ -302,7 +301,7 @@ def test_a_changed_job_that_fails_is_not_published_with_its_old_records(tmp_path
     assert pieces.main([str(config), "--cores", "1"]) == 1
     out, err = capsys.readouterr()
     assert "results/pieces/runs/iris/failing/part0.json: other settings, set aside" in out
-    assert "jobs failed in 1 step(s): iris failing" in err
+    assert "jobs failed in 1 step(s): euclidean_iris, failing_iris" in err
     assert not records["failing"].exists() and records["euclidean"].read_bytes() == \
         first["euclidean"]
     paths, _, published_config = publish.verified_files(published)
