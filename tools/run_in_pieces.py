@@ -1,10 +1,12 @@
 """Run a long config one data set at a time and publish each finished piece.
 
 A run of many hours (the reality check: 34 data sets, 578 jobs) does not fit one sitting: a
-process still running when the session ends is killed. This runs `snakemake` on one data set's
-record files at a time, the cheapest sets first (registry size n x d, then label), and after
-each puts every finished record file under `reports/<benchmark>/records` with its manifest
-(`dmlbench publish`), optionally committing it. Before it starts, record files already published
+process still running when the session ends is killed. This runs `snakemake` on one step's
+record files at a time (one data set, method and training size: its splits side by side), the
+cheapest sets first (registry size n x d, then label), each set's methods in the config's order,
+and after each step puts every finished record file
+under `reports/<benchmark>/records` with its manifest (`dmlbench publish`), optionally
+committing it: a killed session loses at most the step it was running. Before it starts, record files already published
 are restored into `results/<benchmark>/` (again, for each data set, after its prepare step),
 so a rerun in a fresh clone skips them (`dmlbench run` skips a job whose record file is
 current) and only the rest is computed. A data set is done when all its jobs are published with
@@ -202,6 +204,47 @@ def mixed_code(versions: dict[str, list[Path]], current: str) -> str | None:
             "pass --allow-mixed-code (the report then warns)")
 
 
+def steps(jobs: list[plan.Job]) -> list[tuple[str, list[plan.Job]]]:
+    """One data set's jobs as the steps run and published one after the other: one per
+    (method, training size), the methods in the config's order, each one's sizes smallest first
+    and the whole training part last, each named '<data set> <method>[ n=<size>]' (its splits
+    run side by side on the cores given)."""
+    out: dict[tuple, list[plan.Job]] = {}
+    for j in jobs:
+        out.setdefault((j.dataset, j.method, j.train_size), []).append(j)
+    methods = list(dict.fromkeys(j.method for j in jobs))
+    ordered = sorted(out, key=lambda k: (methods.index(k[1]), k[2] is None, k[2] or 0))
+    return [(" ".join([k[0], k[1]] + ([f"n={k[2]}"] if k[2] is not None else [])), out[k])
+            for k in ordered]
+
+
+def publish_finished(config: dict, results: Path, published: Path, current: str,
+                     args: argparse.Namespace, step: str) -> bool:
+    """Publish every finished record file of the config (`publishable`) and, with `--commit`,
+    commit them, naming the step just run. Returns True when records of several code
+    versions stop the run (`mixed_code`, said on stderr)."""
+    finished, left_out = publishable(config, results)
+    for path, why in left_out:
+        print(f"{path}: not published ({why}: not the results the config asks for now; "
+              "set aside, the next invocation computes it)", flush=True)
+    if not finished:
+        return False
+    mixed = mixed_code(code_versions(finished), current)
+    if mixed and not args.allow_mixed_code:
+        print(f"run_in_pieces: error: {mixed}", file=sys.stderr)
+        return True
+    bench = cfg.benchmark(config)
+    subprocess.run([str(BIN / "dmlbench"), "publish", *map(str, finished), "--config-json",
+                    json.dumps(config), "--results", str(results),
+                    "--out", str(published.parent)], check=True)
+    if args.commit:
+        subprocess.run(["git", "add", "-A", str(published), str(published.parent /
+                                                               "config.json")], check=True)
+        subprocess.run(["git", "commit", "-q", "-m", f"{bench} records: {step} "
+                        f"({len(finished)} record files in all)"], check=False)
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("configfile")
@@ -244,7 +287,6 @@ def main(argv: list[str] | None = None) -> int:
         targets = [plan.record_path(config, j) for j in jobs if j.dataset == label]
         if all(is_published(results, published, t, want) for t in targets):
             continue
-        start = time.time()
         prepared = [plan.split_path(config, label),
                     *plan.dataset_paths(config, cfg.dataset_name(config, label))]
         prepare = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores,
@@ -257,33 +299,22 @@ def main(argv: list[str] | None = None) -> int:
         restore(results, published, label, want)  # after the prepare step: newer than the split file
         for path, why in set_aside_stale(config, [t for t in targets if Path(t).exists()]):
             print(f"{path}: {why}, set aside as {path.name}.stale: computed again", flush=True)
-        done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
-                               "--configfile", args.configfile, *args.extra, "--", *targets])
-        print(f"{time.strftime('%H:%M:%S')} {label}: snakemake exit {done.returncode} after "
-              f"{time.time() - start:.0f} s", flush=True)
-        if done.returncode:
-            failed.append(label)
-        finished, left_out = publishable(config, results)
-        for path, why in left_out:
-            print(f"{path}: not published ({why}: not the results the config asks for now; "
-                  "set aside, the next invocation computes it)", flush=True)
-        if not finished:
-            continue
-        mixed = mixed_code(code_versions(finished), current)
-        if mixed and not args.allow_mixed_code:
-            print(f"run_in_pieces: error: {mixed}", file=sys.stderr)
-            return 2
-        subprocess.run([str(BIN / "dmlbench"), "publish", *map(str, finished), "--config-json",
-                        json.dumps(config, sort_keys=True), "--results", str(results),
-                        "--out", str(published.parent)], check=True)
-        if args.commit:
-            subprocess.run(["git", "add", "-A", str(published), str(published.parent /
-                                                                   "config.json")], check=True)
-            subprocess.run(["git", "commit", "-q", "-m", f"{bench} records: {label} "
-                            f"({len(finished)} record files)"], check=False)
+        for name, step in steps([j for j in jobs if j.dataset == label]):
+            paths = [plan.record_path(config, j) for j in step]
+            if all(is_published(results, published, t, want) for t in paths):
+                continue
+            start = time.time()
+            done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
+                                   "--configfile", args.configfile, *args.extra, "--", *paths])
+            print(f"{time.strftime('%H:%M:%S')} {name}: snakemake exit {done.returncode} after "
+                  f"{time.time() - start:.0f} s", flush=True)
+            if done.returncode:
+                failed.append(name)
+            if publish_finished(config, results, published, current, args, name):
+                return 2
     if failed:
-        print(f"run_in_pieces: error: jobs failed on {len(failed)} data sets: "
-              f"{', '.join(failed)} (their logs under logs/{bench}/ say why); their records "
+        print(f"run_in_pieces: error: jobs failed in {len(failed)} step(s): "
+              f"{'; '.join(failed)} (their logs under logs/{bench}/ say why); their records "
               "are not published, the next invocation retries them", file=sys.stderr)
         return 1
     every = wanted(config, plan.jobs(config))
