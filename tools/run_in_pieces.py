@@ -2,9 +2,9 @@
 
 A run of many hours (the reality check: 34 data sets, 578 jobs) does not fit one sitting: a
 process still running when the session ends is killed. This runs `snakemake` on one step's
-record files at a time (one data set, method and training size: its splits side by side), the
-cheapest sets first (registry size n x d, then label), each set's methods in the config's order,
-and after each step puts every finished record file
+record files at a time (one workflow process per core, each a method's part of one data set's
+splits: `plan.batches`), the cheapest sets first (registry size n x d, then label), each set's
+methods in the config's order, and after each step puts every finished record file
 under `reports/<benchmark>/records` with its manifest (`dmlbench publish`), optionally
 committing it: a killed session loses at most the step it was running. Before it starts, record files already published
 are restored into `results/<benchmark>/` (again, for each data set, after its prepare step),
@@ -204,18 +204,23 @@ def mixed_code(versions: dict[str, list[Path]], current: str) -> str | None:
             "pass --allow-mixed-code (the report then warns)")
 
 
-def steps(jobs: list[plan.Job]) -> list[tuple[str, list[plan.Job]]]:
-    """One data set's jobs as the steps run and published one after the other: one per
-    (method, training size), the methods in the config's order, each one's sizes smallest first
-    and the whole training part last, each named '<data set> <method>[ n=<size>]' (its splits
-    run side by side on the cores given)."""
-    out: dict[tuple, list[plan.Job]] = {}
-    for j in jobs:
-        out.setdefault((j.dataset, j.method, j.train_size), []).append(j)
-    methods = list(dict.fromkeys(j.method for j in jobs))
-    ordered = sorted(out, key=lambda k: (methods.index(k[1]), k[2] is None, k[2] or 0))
-    return [(" ".join([k[0], k[1]] + ([f"n={k[2]}"] if k[2] is not None else [])), out[k])
-            for k in ordered]
+def steps(config: dict, label: str, methods: list[str], cores: int
+          ) -> list[tuple[str, list[plan.Job]]]:
+    """Data set `label`'s jobs of `methods` as the steps run and published one after the other:
+    its workflow batches (`plan.batches`: one process each, a method's part of the splits at
+    every training size), method by method in `methods`' order, part by part, `cores` of them
+    side by side per step, each step named by its batches (`<method>[_part<p>]_<data set>`,
+    the step's rule less `run_`)."""
+    batches = [(b.name, [j for j in b.jobs if j.dataset == label and j.method in methods])
+               for b in plan.batches(config)]
+    batches = sorted(((name, batch) for name, batch in batches if batch),
+                     key=lambda b: (methods.index(b[1][0].method), b[1][0].part))
+    out = []
+    for start in range(0, len(batches), cores):
+        chunk = batches[start:start + cores]
+        out.append((", ".join(name for name, _ in chunk),
+                    [j for _, batch in chunk for j in batch]))
+    return out
 
 
 def publish_finished(config: dict, results: Path, published: Path, current: str,
@@ -264,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = cfg.benchmark(config)
     results, published = Path("results", bench), Path("reports", bench, "records")
     jobs = [j for j in plan.jobs(config) if j.method not in args.skip_methods]
+    methods = [m for m in config["methods"] if m not in args.skip_methods]
     sets = [s for s in order(config) if not args.only or s in args.only]
     if args.dry_run:
         for label in sets:
@@ -299,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         restore(results, published, label, want)  # after the prepare step: newer than the split file
         for path, why in set_aside_stale(config, [t for t in targets if Path(t).exists()]):
             print(f"{path}: {why}, set aside as {path.name}.stale: computed again", flush=True)
-        for name, step in steps([j for j in jobs if j.dataset == label]):
+        for name, step in steps(config, label, methods, int(args.cores)):
             paths = [plan.record_path(config, j) for j in step]
             if all(is_published(results, published, t, want) for t in paths):
                 continue
