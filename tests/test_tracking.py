@@ -434,3 +434,44 @@ def test_the_runs_view_shows_accuracy_at_the_smallest_k_and_the_fit_time(mlflow_
     parents = _runs("parent")
     for column in ("metrics.accuracy_k1_mean", "metrics.fit_wall_s_mean"):
         assert parents[column].notna().all()
+
+
+class _RacedClient:
+    """An MLflow client whose first tag write meets a concurrent writer of the same new tag:
+    the other ingest's insert lands first and this one fails as the database's unique key makes
+    it (`UniqueViolation` on PostgreSQL, reported as an `MlflowException`)."""
+
+    def __init__(self, uri: str, rival_value: str | None):
+        self.client, self.rival_value, self.raced = mlflow.MlflowClient(uri), rival_value, False
+
+    def get_experiment(self, exp_id):
+        return self.client.get_experiment(exp_id)
+
+    def set_experiment_tag(self, exp_id, key, value):
+        from mlflow.exceptions import MlflowException
+
+        if not self.raced:
+            self.raced = True
+            if self.rival_value is not None:
+                self.client.set_experiment_tag(exp_id, key, self.rival_value)
+            raise MlflowException("duplicate key value violates unique constraint")
+        self.client.set_experiment_tag(exp_id, key, value)
+
+
+def test_a_tag_written_by_a_concurrent_ingest_first_is_written_again(mlflow_uri):
+    """Two ingests that both find the runs view missing both insert it; the loser writes again
+    (an update now) and ends with its own view, never with the database's duplicate-key error."""
+    exp_id = tracking.experiment_id(mlflow.MlflowClient(mlflow_uri), "race-test")
+    raced = _RacedClient(mlflow_uri, rival_value='{"selectedColumns": []}')
+    tracking.set_runs_view(raced, exp_id, ["accuracy_k1_mean"])
+    tags = mlflow.MlflowClient(mlflow_uri).get_experiment(exp_id).tags
+    assert json.loads(tags[tracking.SHARED_VIEW_TAG + tracking.RUNS_VIEW_KEY]) == {
+        "selectedColumns": ["metrics.`accuracy_k1_mean`"]}
+
+
+def test_a_tag_write_that_fails_with_no_rival_raises(mlflow_uri):
+    from mlflow.exceptions import MlflowException
+
+    exp_id = tracking.experiment_id(mlflow.MlflowClient(mlflow_uri), "race-test")
+    with pytest.raises(MlflowException, match="duplicate key"):
+        tracking.set_runs_view(_RacedClient(mlflow_uri, rival_value=None), exp_id, ["x"])

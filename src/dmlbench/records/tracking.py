@@ -354,7 +354,22 @@ def describe_experiment(mlclient, exp_id: str, description: str | None) -> None:
     wanted = {**EXPERIMENT_TAGS, **({DESCRIPTION_TAG: description} if description else {})}
     for key, value in wanted.items():
         if tags.get(key) != value:
-            mlclient.set_experiment_tag(exp_id, key, value)
+            set_experiment_tag(mlclient, exp_id, key, value)
+
+
+def set_experiment_tag(mlclient, exp_id: str, key: str, value: str) -> None:
+    """Set an experiment tag, safe against a concurrent writer of the same new tag: MLflow's
+    database store writes a tag by a read, then an insert or an update, so two ingests that both
+    find the tag missing both insert and one fails on the key's uniqueness; the tag exists then,
+    and writing it again updates it."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        mlclient.set_experiment_tag(exp_id, key, value)
+    except MlflowException:
+        if key not in mlclient.get_experiment(exp_id).tags:
+            raise
+        mlclient.set_experiment_tag(exp_id, key, value)
 
 
 #: the runs view the report's experiment link opens (`?viewStateShareKey=dmlbench`): an
@@ -378,7 +393,7 @@ def set_runs_view(mlclient, exp_id: str, columns: list[str]) -> None:
     state = json.dumps({"selectedColumns": [f"metrics.`{name}`" for name in columns]})
     key = SHARED_VIEW_TAG + RUNS_VIEW_KEY
     if mlclient.get_experiment(exp_id).tags.get(key) != state:
-        mlclient.set_experiment_tag(exp_id, key, state)
+        set_experiment_tag(mlclient, exp_id, key, state)
 
 
 def _rank(run) -> tuple:
