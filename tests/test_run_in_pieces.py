@@ -138,8 +138,8 @@ def test_pieces_publish_resume_in_a_fresh_clone_and_rerun_only_changed_settings(
     records = {(ds, m): published / ds / m / "part0.json.gz"
                for ds in ("iris", "wine") for m in ("euclidean", "lda")}
 
-    def run() -> dict:
-        assert pieces.main([str(config), "--cores", "1"]) == 0
+    def run() -> dict:  # two steps at once, each its own Snakemake in this folder
+        assert pieces.main([str(config), "--cores", "2"]) == 0
         return {job: path.read_bytes() for job, path in records.items()}
 
     first = run()
@@ -197,55 +197,108 @@ def test_records_of_another_code_version_stop_the_pieces_naming_both(tmp_path, m
     assert pieces.main([str(config_file)]) == 0  # one code version: nothing stops it
 
 
-def test_each_step_is_published_and_committed_before_the_next_runs(tmp_path, monkeypatch):
-    """A session killed mid-run loses at most the step it was running: every (data set,
-    method, training size) step runs alone and its finished records are published and
-    committed before the next step starts."""
+class FakeSnakemake:
+    """A stand-in for `subprocess.Popen` of the step's `snakemake`: writes the step's record
+    files (of the settings `want` gives them) once it has been polled `durations["<data
+    set>/<method>"]` times (default once), and logs its start and end in `log`."""
+
+    log: list = []
+    durations: dict = {}
+    want: dict = {}
+    results = Path("results", "pieces")
+
+    def __init__(self, command, **kw):
+        self.targets = command[command.index("--") + 1:]
+        self.name = sorted(Path(t).parent.relative_to(self.results / "runs").as_posix()
+                           for t in self.targets)
+        self.polls_left = max(self.durations.get(n, 1) for n in self.name)
+        self.returncode = None
+        self.log.append(("start", self.name))
+
+    def poll(self):
+        self.polls_left -= 1
+        if self.polls_left == 0:
+            current = pieces.records.code_version()
+            for target in self.targets:
+                key, splits = self.want[Path(target).relative_to(self.results)]
+                Path(target).parent.mkdir(parents=True, exist_ok=True)
+                Path(target).write_text(json.dumps({"records": [
+                    {"parent_key": key, "split": {"index": i},
+                     "environment": {"code_version": current}} for i in splits]}))
+            self.returncode = 0
+            self.log.append(("end", self.name))
+        return self.returncode
+
+
+def _fake_pieces(tmp_path, monkeypatch, durations: dict) -> tuple[Path, list]:
+    """A git folder with the pieces config, the step processes `FakeSnakemake`, the other
+    commands logged in the list returned (publish: the number of record files; commit: the
+    message), finished record files counted as publishable."""
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "init", "-q"], check=True)
     config_file = tmp_path / "pieces.yaml"
     config_file.write_text(yaml.safe_dump({**PIECES_CONFIG, "data": {"cache": "cache"}}))
     config = pieces.load(str(config_file), [])
-    want = pieces.wanted(config, pieces.plan.jobs(config))
-    results = Path("results", "pieces")
-    current = pieces.records.code_version()
     calls = []
+    monkeypatch.setattr(FakeSnakemake, "log", calls)
+    monkeypatch.setattr(FakeSnakemake, "durations", durations)
+    monkeypatch.setattr(FakeSnakemake, "want", pieces.wanted(config, pieces.plan.jobs(config)))
 
     def fake_run(command, **kw):
-        name = Path(command[0]).name
-        targets = command[command.index("--") + 1:] if "--" in command else []
-        if name == "snakemake" and all("/runs/" in t for t in targets):
-            for target in targets:
-                key, splits = want[Path(target).relative_to(results)]
-                Path(target).parent.mkdir(parents=True, exist_ok=True)
-                Path(target).write_text(json.dumps({"records": [
-                    {"parent_key": key, "split": {"index": i},
-                     "environment": {"code_version": current}} for i in splits]}))
-            calls.append(("run", sorted(Path(t).parent.relative_to(results / "runs").as_posix()
-                                        for t in targets)))
-        elif name == "dmlbench":
+        if Path(command[0]).name == "dmlbench":
             calls.append(("publish", len([a for a in command if a.endswith(".json")])))
         elif command[:2] == ["git", "commit"]:
             calls.append(("commit", command[-1]))
         return subprocess.CompletedProcess(command, 1 if "check-ignore" in command else 0)
 
     monkeypatch.setattr(pieces.subprocess, "run", fake_run)
+    monkeypatch.setattr(pieces.subprocess, "Popen", FakeSnakemake)
+    monkeypatch.setattr(pieces, "POLL_S", 0)
     monkeypatch.setattr(pieces, "publishable", lambda config, results: (
         sorted(results.glob("runs/*/*/*.json")), []))
+    return config_file, calls
+
+
+def test_each_step_is_published_and_committed_before_the_next_runs(tmp_path, monkeypatch):
+    """A session killed mid-run loses at most the step it was running: every (data set,
+    method, training size) step runs alone and its finished records are published and
+    committed before the next step starts."""
+    config_file, calls = _fake_pieces(tmp_path, monkeypatch, {})
     assert pieces.main([str(config_file), "--commit"]) == 0
     expected = []
     for n, (dataset, method) in enumerate([("iris", "euclidean"), ("iris", "lda"),
                                            ("wine", "euclidean"), ("wine", "lda")], start=1):
-        expected += [("run", [f"{dataset}/{method}"]), ("publish", n),
+        expected += [("start", [f"{dataset}/{method}"]), ("end", [f"{dataset}/{method}"]),
+                     ("publish", n),
                      ("commit", f"pieces records: {method}_{dataset} ({n} record files in all)")]
     assert calls == expected
     curve = pieces.load(str(REPO / "config" / "at-scale.yaml"), [])
-    named = pieces.steps(curve, "magic", ["lda", "lmnn"], cores=2)
-    assert [name for name, _ in named] == ["lda_magic, lda_part1_magic",
-                                           "lda_part2_magic, lmnn_magic",
-                                           "lmnn_part1_magic, lmnn_part2_magic"]
-    assert {(j.method, j.splits, j.train_size) for j in named[1][1]} == {
-        (m, (i,), n) for m, i in (("lda", 2), ("lmnn", 0)) for n in (1000, 4000, None)}
+    named = pieces.steps(curve, "magic", ["lda", "lmnn"])
+    assert [name for name, _ in named] == ["lda_magic", "lda_part1_magic", "lda_part2_magic",
+                                           "lmnn_magic", "lmnn_part1_magic", "lmnn_part2_magic"]
+    assert {(j.method, j.splits, j.train_size) for j in named[3][1]} == {
+        ("lmnn", (0,), n) for n in (1000, 4000, None)}
+
+
+def test_a_step_starts_as_soon_as_one_of_the_running_steps_ends(tmp_path, monkeypatch):
+    """With two cores, two steps run at once and a third starts when the first of them ends,
+    not when both have: a long step (euclidean on iris, 6 polls) runs beside three short ones
+    in turn; each ended step is published and committed at once, the run's last step once the
+    long one ends."""
+    config_file, calls = _fake_pieces(tmp_path, monkeypatch, {"iris/euclidean": 6})
+    assert pieces.main([str(config_file), "--commit", "--cores", "2"]) == 0
+    starts_and_ends = [c for c in calls if c[0] in ("start", "end")]
+    assert starts_and_ends[:2] == [("start", ["iris/euclidean"]), ("start", ["iris/lda"])]
+    assert ("end", ["iris/euclidean"]) == starts_and_ends[-1]  # ... though started first
+    assert starts_and_ends.index(("start", ["wine/lda"])) < starts_and_ends.index(
+        ("end", ["iris/euclidean"]))
+    running = 0
+    for kind, _ in starts_and_ends:
+        running += 1 if kind == "start" else -1
+        assert running <= 2
+    commits = [c[1] for c in calls if c[0] == "commit"]
+    assert commits[-1] == "pieces records: euclidean_iris (4 record files in all)"
+    assert len(commits) == 4
 
 
 #: a plug-in method that fails while ./FAIL exists
