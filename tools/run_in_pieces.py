@@ -1,12 +1,14 @@
 """Run a long config one data set at a time and publish each finished piece.
 
 A run of many hours (the reality check: 34 data sets, 578 jobs) does not fit one sitting: a
-process still running when the session ends is killed. This runs `snakemake` on one step's
-record files at a time (one workflow process per core, each a method's part of one data set's
-splits: `plan.batches`), the cheapest sets first (registry size n x d, then label), each set's
-methods in the config's order, and after each step puts every finished record file
-under `reports/<benchmark>/records` with its manifest (`dmlbench publish`), optionally
-committing it: a killed session loses at most the step it was running. Before it starts, record files already published
+process still running when the session ends is killed. This runs the config in steps, each one
+workflow batch (`plan.batches`: a method's part of one data set's splits, every training size
+of a learning curve) by its own `snakemake --cores 1 --nolock` on that batch's record files, as
+many steps at once as `--cores`, a new one started as soon as one ends (no step waits for a
+slower neighbour); the cheapest sets first (registry size n x d, then label), each set's methods
+in the config's order. When a step ends, every finished record file is put under
+`reports/<benchmark>/records` with its manifest (`dmlbench publish`), optionally committed: a
+killed session loses at most the steps it was running. Before it starts, record files already published
 are restored into `results/<benchmark>/` (again, for each data set, after its prepare step),
 so a rerun in a fresh clone skips them (`dmlbench run` skips a job whose record file is
 current) and only the rest is computed. A data set is done when all its jobs are published with
@@ -52,6 +54,8 @@ from dmlbench.run import job, plan, sources
 
 #: the virtual environment's commands, whatever PATH says
 BIN = Path(sys.executable).parent
+#: seconds between looks at the running steps
+POLL_S = 5.0
 
 
 def load(configfile: str, extra: list[str]) -> dict:
@@ -204,23 +208,15 @@ def mixed_code(versions: dict[str, list[Path]], current: str) -> str | None:
             "pass --allow-mixed-code (the report then warns)")
 
 
-def steps(config: dict, label: str, methods: list[str], cores: int
-          ) -> list[tuple[str, list[plan.Job]]]:
-    """Data set `label`'s jobs of `methods` as the steps run and published one after the other:
-    its workflow batches (`plan.batches`: one process each, a method's part of the splits at
-    every training size), method by method in `methods`' order, part by part, `cores` of them
-    side by side per step, each step named by its batches (`<method>[_part<p>]_<data set>`,
-    the step's rule less `run_`)."""
+def steps(config: dict, label: str, methods: list[str]) -> list[tuple[str, list[plan.Job]]]:
+    """Data set `label`'s jobs of `methods` as the steps run and published one by one: its
+    workflow batches (`plan.batches`: one process each, a method's part of the splits at every
+    training size), method by method in `methods`' order, part by part, each named by its
+    batch (`<method>[_part<p>]_<data set>`, the step's rule less `run_`)."""
     batches = [(b.name, [j for j in b.jobs if j.dataset == label and j.method in methods])
                for b in plan.batches(config)]
-    batches = sorted(((name, batch) for name, batch in batches if batch),
-                     key=lambda b: (methods.index(b[1][0].method), b[1][0].part))
-    out = []
-    for start in range(0, len(batches), cores):
-        chunk = batches[start:start + cores]
-        out.append((", ".join(name for name, _ in chunk),
-                    [j for _, batch in chunk for j in batch]))
-    return out
+    return sorted(((name, batch) for name, batch in batches if batch),
+                  key=lambda b: (methods.index(b[1][0].method), b[1][0].part))
 
 
 def publish_finished(config: dict, results: Path, published: Path, current: str,
@@ -288,14 +284,40 @@ def main(argv: list[str] | None = None) -> int:
     if mixed and not args.allow_mixed_code:
         print(f"run_in_pieces: error: {mixed}", file=sys.stderr)
         return 2
-    failed = []
+    failed: list[str] = []
+    running: dict[subprocess.Popen, tuple[str, float]] = {}
+
+    def end_steps() -> bool:
+        """Wait until a running step ends (polling every `POLL_S`), then publish what finished.
+        True: records of several code versions stop the run (`mixed_code`); the steps still
+        running are stopped (Snakemake removes their unfinished outputs)."""
+        ended = [proc for proc in running if proc.poll() is not None]
+        while not ended:
+            time.sleep(POLL_S)
+            ended = [proc for proc in running if proc.poll() is not None]
+        for proc in ended:
+            name, start = running.pop(proc)
+            print(f"{time.strftime('%H:%M:%S')} {name}: snakemake exit {proc.returncode} after "
+                  f"{time.time() - start:.0f} s", flush=True)
+            if proc.returncode:
+                failed.append(name)
+            if publish_finished(config, results, published, current, args, name):
+                for other in running:
+                    other.terminate()
+                for other in running:
+                    other.wait()
+                return True
+        return False
+
+    slots = int(args.cores)
     for label in sets:
         targets = [plan.record_path(config, j) for j in jobs if j.dataset == label]
         if all(is_published(results, published, t, want) for t in targets):
             continue
         prepared = [plan.split_path(config, label),
                     *plan.dataset_paths(config, cfg.dataset_name(config, label))]
-        prepare = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores,
+        # beside the steps of the previous set still running: their outputs are apart
+        prepare = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--nolock",
                                   "--configfile", args.configfile, *args.extra, "--", *prepared])
         if prepare.returncode:
             print(f"{label}: its prepare step failed (snakemake exit {prepare.returncode}; "
@@ -305,19 +327,20 @@ def main(argv: list[str] | None = None) -> int:
         restore(results, published, label, want)  # after the prepare step: newer than the split file
         for path, why in set_aside_stale(config, [t for t in targets if Path(t).exists()]):
             print(f"{path}: {why}, set aside as {path.name}.stale: computed again", flush=True)
-        for name, step in steps(config, label, methods, int(args.cores)):
+        for name, step in steps(config, label, methods):
             paths = [plan.record_path(config, j) for j in step]
             if all(is_published(results, published, t, want) for t in paths):
                 continue
-            start = time.time()
-            done = subprocess.run([str(BIN / "snakemake"), "--cores", args.cores, "--keep-going",
-                                   "--configfile", args.configfile, *args.extra, "--", *paths])
-            print(f"{time.strftime('%H:%M:%S')} {name}: snakemake exit {done.returncode} after "
-                  f"{time.time() - start:.0f} s", flush=True)
-            if done.returncode:
-                failed.append(name)
-            if publish_finished(config, results, published, current, args, name):
+            if len(running) >= slots and end_steps():
                 return 2
+            # one Snakemake per step, several at once in this folder: `--nolock`, their
+            # outputs are apart
+            running[subprocess.Popen([str(BIN / "snakemake"), "--cores", "1", "--nolock",
+                                      "--keep-going", "--configfile", args.configfile,
+                                      *args.extra, "--", *paths])] = (name, time.time())
+    while running:
+        if end_steps():
+            return 2
     if failed:
         print(f"run_in_pieces: error: jobs failed in {len(failed)} step(s): "
               f"{'; '.join(failed)} (their logs under logs/{bench}/ say why); their records "
