@@ -364,3 +364,21 @@ def test_a_changed_job_that_fails_is_not_published_with_its_old_records(tmp_path
     assert pieces.main([str(config), "--cores", "1"]) == 0
     [record, *_] = json.loads(gzip.decompress(records["failing"].read_bytes()))["records"]
     assert record["method"]["config_params"] == {"scale": 2.0}
+
+
+def test_the_schedule_replay_gives_the_hand_counted_wall_times():
+    """benchmarks/pieces_schedule.py: steps of 5, 1, 1, 1 s on two cores take 5 + 1 s in fixed
+    pairs and 5 s in a pool (the three short ones run one after the other beside the long one);
+    one core runs them in 8 s either way."""
+    spec = importlib.util.spec_from_file_location(
+        "pieces_schedule", REPO / "benchmarks" / "pieces_schedule.py")
+    schedule = importlib.util.module_from_spec(spec)
+    import sys
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        spec.loader.exec_module(schedule)
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    assert schedule.in_groups([5, 1, 1, 1], 2) == 6 and schedule.in_pool([5, 1, 1, 1], 2) == 5
+    assert schedule.in_groups([1, 1, 5, 1], 2) == 6 and schedule.in_pool([1, 1, 5, 1], 2) == 6
+    assert schedule.in_groups([5, 1, 1, 1], 1) == schedule.in_pool([5, 1, 1, 1], 1) == 8
