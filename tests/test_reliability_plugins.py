@@ -450,6 +450,51 @@ def test_tuning_folds_beyond_a_class_of_a_training_part_are_refused_at_check_con
         checked(36)
 
 
+@pytest.mark.parametrize("protocol", [
+    {"kind": "holdout", "repeats": 3, "train_fraction": 0.7},
+    {"kind": "holdout", "repeats": 2, "train_size": 300},
+    {"kind": "given"},
+])
+@pytest.mark.parametrize("counts", [[400, 60, 7], [150, 150, 3, 12], [500, 31]])
+@pytest.mark.parametrize("size", [20, 64, 150])
+def test_the_curve_bound_is_not_below_any_class_of_a_real_subsample(protocol, counts, size):
+    """Against the subsamples themselves (`protocols.subsample` of each split): no class has
+    more points in a curve's subsample than `most_curve_points_of_class` allows, so check-config
+    refuses only folds that some subsample cannot hold."""
+    y = np.repeat(np.arange(len(counts)), counts)
+    rng = np.random.default_rng(len(counts) + size)
+    if protocol["kind"] == "given":          # a given split of 2/3 that is not stratified
+        order = rng.permutation(y.size)
+        given_train = 2 * y.size // 3
+        splits = [protocols.Split(0, np.sort(order[:given_train]), np.sort(order[given_train:]))]
+        n_train = given_train
+    else:
+        splits = protocols.make_splits(y, protocol, seed=3)
+        n_train = protocols.smallest_training_part(protocol, y.size, len(counts))
+    for split in splits:
+        part = protocols.subsample(split, y, size, seed=5)
+        held = np.bincount(y[part.train], minlength=len(counts))
+        for c, count in enumerate(counts):
+            bound = protocols.most_curve_points_of_class(protocol, count, y.size, n_train, size)
+            assert held[c] <= bound, (c, held, bound)
+
+
+def test_curve_sizes_too_small_for_the_tuning_folds_are_refused_at_check_config():
+    # iris, holdout 0.7: 105 training points, 35 of each class; a 6-point subsample holds 2
+    def checked(folds, sizes):
+        return plan.check({"benchmark": "t", "tuning": {"folds": folds}, "hubness_k": 3,
+                           "k": [1], "datasets": {
+            "iris": {"protocol": {"kind": "holdout", "repeats": 1, "train_fraction": 0.7,
+                                  "train_sizes": sizes}}},
+            "methods": {"euclidean": None}})
+
+    checked(3, [30, "full"])
+    with pytest.raises(config.ConfigError, match=r"config error at 'tuning.folds': 5 stratified "
+                       r"inner folds need 5 training points of every class; the learning-curve "
+                       r"subsample of 6 of data set 'iris' holds at most 4 of class"):
+        checked(5, [6, 30, "full"])
+
+
 # ---- 7. data files that would fail in every job ------------------------------------------------
 
 

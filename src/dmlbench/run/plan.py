@@ -237,7 +237,9 @@ def check_tuning_folds(config: dict) -> None:
     """`tuning.folds` stratified inner folds put every class in each only when each class has
     that many training points: on every data set a method runs on, its split with the fewest
     training points of its smallest class (`protocols.smallest_training_class`; not checked for
-    given splits and published folds, whose class counts are not pinned)."""
+    given splits and published folds, whose class counts are not pinned), and each subsample of
+    a learning curve, whose smallest class is bounded from above for every protocol
+    (`protocols.most_curve_points_of_class`)."""
     if config.get("tuning") is None:
         return
     folds = config["tuning"]["folds"]
@@ -256,6 +258,29 @@ def check_tuning_folds(config: dict) -> None:
                               f"'{label}' ({protocols.protocol_id(protocol, config['seed'])}) "
                               f"has {smallest} of its smallest class ({min(counts)} samples in "
                               f"all): use at most {smallest} folds, or leave the data set out")
+        _check_curve_folds(config, label, spec, folds, drop)
+
+
+def _check_curve_folds(config: dict, label: str, spec, folds: int, drop: int) -> None:
+    """`check_tuning_folds` for the learning-curve subsamples of data set `label`: the
+    smallest size's subsample must be able to hold `folds` points of every class kept."""
+    sizes = curve_sizes(config, label)
+    if not sizes:
+        return
+    protocol = cfg.dataset_protocol(config, label)
+    counts = protocols.kept_counts(spec.class_counts, drop, spec.name)
+    n, n_train = sum(counts.values()), training_part(config, label)[0]
+    if protocol["kind"] == "given":     # the samples left out may all be training points
+        n_train -= spec.n - n
+    most, name = min((protocols.most_curve_points_of_class(protocol, c, n, n_train, sizes[0]),
+                      name) for name, c in counts.items())
+    if most < folds:
+        raise ConfigError("tuning.folds", f"{folds} stratified inner folds need {folds} "
+                          f"training points of every class; the learning-curve subsample of "
+                          f"{sizes[0]} of data set '{label}' holds at most {most} of class "
+                          f"'{name}' ({counts[name]} samples in all): start the curve at more "
+                          f"points, leave small classes out (datasets.{label}."
+                          f"drop_classes_below), or use fewer folds")
 
 
 def _check_reduction(config: dict, label: str) -> None:

@@ -264,6 +264,24 @@ def smallest_training_class(protocol: dict, counts: list[int]) -> int | None:
     return None
 
 
+def most_curve_points_of_class(protocol: dict, count: int, n: int, n_train: int,
+                               size: int) -> int:
+    """An upper bound of the training points of a class of `count` samples (of `n`) in a
+    learning-curve subsample of `size` of a training part of at least `n_train` points: the
+    training part holds at most ceil(n_train x count / n) + 1 of it for a holdout (scikit-learn's
+    StratifiedShuffleSplit rounds each class's share), all `count` otherwise (a given split's
+    class counts are not pinned), and `nested_order`'s prefix at most one more than its share
+    of those, or `CURVE_MIN_PER_CLASS`; `count` for published folds, whose sizes are not
+    pinned either."""
+    if protocol["kind"] == "given_folds":
+        return count
+    in_part = count
+    if protocol["kind"] == "holdout":
+        in_part = min(count, math.ceil(n_train * count / n) + 1)
+    share = math.ceil(size * in_part / n_train) + 1
+    return min(in_part, max(CURVE_MIN_PER_CLASS, share))
+
+
 def _folds(protocol: dict, n: int) -> int:
     folds = int(protocol["folds"])
     if folds < 2 or folds > n:
