@@ -239,6 +239,7 @@ def _fake_pieces(tmp_path, monkeypatch, durations: dict) -> tuple[Path, list]:
     config_file = tmp_path / "pieces.yaml"
     config_file.write_text(yaml.safe_dump({**PIECES_CONFIG, "data": {"cache": "cache"}}))
     config = pieces.load(str(config_file), [])
+    pieces.records.code_version()   # cached now: its git commands are not faked below
     calls = []
     monkeypatch.setattr(FakeSnakemake, "log", calls)
     monkeypatch.setattr(FakeSnakemake, "durations", durations)
@@ -299,6 +300,19 @@ def test_a_step_starts_as_soon_as_one_of_the_running_steps_ends(tmp_path, monkey
     commits = [c[1] for c in calls if c[0] == "commit"]
     assert commits[-1] == "pieces records: euclidean_iris (4 record files in all)"
     assert len(commits) == 4
+
+
+def test_publish_only_publishes_what_finished_and_starts_nothing(tmp_path, monkeypatch):
+    """Before a session ends: the record files finished so far (here one of a step still
+    running elsewhere) are published and committed, and no step starts."""
+    config_file, calls = _fake_pieces(tmp_path, monkeypatch, {})
+    record = Path("results", "pieces", "runs", "iris", "euclidean", "part0.json")
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"records": [{"environment": {
+        "code_version": pieces.records.code_version()}}]}))
+    assert pieces.main([str(config_file), "--commit", "--publish-only"]) == 0
+    assert calls == [("publish", 1), ("commit", "pieces records: finished so far (1 record "
+                                                "files in all)")]
 
 
 #: a plug-in method that fails while ./FAIL exists
