@@ -37,8 +37,8 @@ def test_smoke_config_runs_through_the_slurm_profile(slurm, tmp_path):
     result = snakemake(
         work, "--workflow-profile", "workflow/profiles/slurm", "--configfile", "config/cluster.yaml",
         "--slurm-no-account", "--slurm-status-command", "squeue",
-        "--slurm-init-seconds-before-status-checks", "1", "--latency-wait", "5",
-        "--jobs", "10", env=env, timeout=900)
+        "--slurm-init-seconds-before-status-checks", "1", "--seconds-between-status-checks", "1",
+        "--latency-wait", "5", "--jobs", "10", env=env, timeout=900)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     n_runs = len(smoke["datasets"]) * len(smoke["methods"])
     assert len(list((work / "results/smoke/runs").glob("*/*/part*.json"))) == n_runs
