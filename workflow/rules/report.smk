@@ -29,11 +29,14 @@ rule report:
         records=lambda wildcards, input: str(Path(input.manifest).parent),
     log:
         f"logs/{BENCH}/report.log",
+    # the processes drawing the figures (dmlbench.report.render): at most 4, never more than
+    # the cores Snakemake was given (it scales threads down to --cores)
+    threads: 4
     conda:
         "../envs/dmlbench.yaml"
     shell:
         "python -m dmlbench.cli report --records {params.records:q} --tracking {input.tracking:q} "
-        "--out {params.out:q} 2> {log:q}"
+        "--out {params.out:q} --workers {threads} 2> {log:q}"
 
 
 localrules:
