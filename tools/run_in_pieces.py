@@ -27,7 +27,10 @@ The config needs `datasets_per_job: 1`, so that one data set's jobs are steps of
     python tools/run_in_pieces.py config/reality-check.yaml --dry-run   # the order, no run
 
 `--skip-methods lmnn` leaves a method's jobs out of this invocation (e.g. while its cost is
-being decided); `--only keel-iris` runs the named sets.
+being decided); `--only keel-iris` runs the named sets. `--publish-only` starts nothing: it
+publishes (and with `--commit` commits) the record files finished so far, those of a step
+still running in another invocation too, e.g. before a session ends: a step is one Snakemake
+job, whose outputs Snakemake removes, the finished ones with the rest, when it is killed.
 
 With `--commit`, once every job of the config is published, the report is rebuilt from the
 published records (`dmlbench report --records`), the scoreboard of the published reports
@@ -257,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true", help="print the order and job counts")
     p.add_argument("--allow-mixed-code", action="store_true",
                    help="publish records of several code versions together")
+    p.add_argument("--publish-only", action="store_true",
+                   help="publish the record files finished so far and start nothing")
     args = p.parse_args(argv)
     config = load(args.configfile, args.extra)
     if config.get("datasets_per_job") != 1:
@@ -275,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--commit: {published} is ignored by .gitignore; add `!/{published.parent}/` "
                 "to it (published reports are listed there)")
     current = records.code_version()
+    if args.publish_only:
+        return 2 if publish_finished(config, results, published, current, args,
+                                     "finished so far") else 0
     want = wanted(config, jobs)
     print(f"restored {restore(results, published, want=want)} published files into {results}",
           flush=True)
