@@ -943,6 +943,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 
+HOARD_BYTES = 600 * 2**20
+
+
 class Base(TransformerMixin, BaseEstimator):
     def __init__(self, scale=1.0):
         self.scale = scale
@@ -968,6 +971,19 @@ class Allocates(Base):
         raise MemoryError("Unable to allocate 7.45 PiB for an array with shape (10**15,)")
 
 
+class Hoards(Base):
+    def fit(self, X, y=None):
+        held = np.ones(HOARD_BYTES // 8)  # written: resident
+        time.sleep(3)
+        return self
+
+
+class Spikes(Base):
+    def fit(self, X, y=None):
+        np.ones(HOARD_BYTES // 8).sum()  # resident for an instant, then freed
+        return self
+
+
 class Crashes(Base):
     def fit(self, X, y=None):
         ctypes.string_at(0)  # reads address 0: a segmentation fault
@@ -982,8 +998,9 @@ class Exits(Base):
 
 def _misbehaving_batch(tmp_path, classes: list[str], over_budget: str = "fail",
                        time_s: float = 2.0) -> list[dict]:
-    """A batch: each plug-in class of `classes` on iris, then Euclidean on wine (two splits
-    each; cache, splits and record files under tmp_path), with time limit `time_s`."""
+    """A batch: each plug-in class of `classes` on iris, with time limit `time_s`, then
+    Euclidean on wine, with 10 minutes (two splits each; cache, splits and record files under
+    tmp_path)."""
     (tmp_path / "misbehaving.py").write_text(MISBEHAVING)
     cfg = {**copy.deepcopy(CFG), "datasets": {"iris": None, "wine": None},
            "data": {"cache": str(tmp_path / "cache")},
@@ -999,7 +1016,7 @@ def _misbehaving_batch(tmp_path, classes: list[str], over_budget: str = "fail",
     batch = []
     for j in plan.jobs(cfg):
         spec = plan.job_spec(cfg, j.dataset, j.method, j.splits)
-        spec.setdefault("limits", {})["time_s"] = time_s
+        spec.setdefault("limits", {})["time_s"] = time_s if j.dataset == "iris" else 600.0
         batch.append({"job": spec, "out": str(tmp_path / "runs" / j.dataset / j.method /
                                              "part0.json")})
     return batch
@@ -1146,6 +1163,53 @@ def test_a_job_over_budget_ends_with_a_record_that_says_so(tmp_path, mlflow_uri,
     assert len(tagged) == 3  # the parent and its two splits
     assert all(t.startswith(f"{reason}: ") or t.startswith(f"2 of 2 splits; {reason}: ")
                for t in tagged[f"tags.{tracking.voc.Tag.OVER_BUDGET}"])
+
+
+@pytest.mark.parametrize("name, fork, how", [
+    ("Hoards", True, "its resident memory went above the"),
+    ("Hoards", False, "finished, its peak resident memory"),
+    ("Spikes", True, "finished, its peak resident memory"),
+])
+def test_a_job_above_its_memory_reservation_is_over_budget_without_a_cluster(
+        tmp_path, monkeypatch, name, fork, how):
+    """Issue 47.3: a job's `mem_mb` holds on a workstation as under a cluster's scheduler: a
+    fit that stays above it is stopped by the batch's watcher, one that went above it for an
+    instant (or runs where there is no `os.fork`) is found by its peak once it ends; either
+    ends with records that say "over budget" for memory, or fails naming the reservation; the
+    next job of the batch still runs."""
+    import psutil
+
+    from dmlbench.run import job, supervise
+
+    if not fork:
+        monkeypatch.delattr(os, "fork")
+    if name == "Spikes":  # the watcher looks only when a job starts and ends: too late
+        monkeypatch.setattr(supervise, "MEMORY_POLL_S", 3600.0)
+    reserved = round(psutil.Process().memory_info().rss / 2**20) + 300  # < rss + 600 MiB
+    for over in ("record", "fail"):
+        (tmp_path / over).mkdir()
+        batch = _misbehaving_batch(tmp_path / over, [name], over, time_s=60.0)
+        for entry in batch:
+            entry["job"]["limits"]["mem_mb"] = reserved
+        hoards, euclidean = batch
+        if over == "record":
+            assert job.run_batch(batch, progress=False) == batch
+            for record in records.read(hoards["out"]):
+                entry = record["over_budget"]
+                assert entry["reason"] == "memory" and entry["detail"].startswith(how)
+                assert entry["used"]["peak_rss_mb"] > reserved
+                assert entry["limit"] == {"time_s": 60.0, "mem_mb": reserved}
+            smaller = copy.deepcopy(euclidean["job"])  # a finished job stands only within it
+            smaller["limits"]["mem_mb"] = 1
+            assert job.why_not_current(smaller, euclidean["out"]) == "other limits"
+        else:
+            with pytest.raises(job.BatchError, match=rf"1 of 2 jobs failed: method "
+                                                     rf"'{name.lower()}' on data set 'iris' ran "
+                                                     rf"out of memory \(it reserves {reserved} "
+                                                     rf"MB\) \(used .*; {how}"):
+                job.run_batch(batch, progress=False)
+            assert not Path(hoards["out"]).exists()
+        assert job.is_current(euclidean["job"], euclidean["out"])
 
 
 @pytest.mark.slow

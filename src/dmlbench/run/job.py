@@ -295,7 +295,8 @@ def run_batch(batch: list[dict], threads: int = 1, progress: bool = True) -> lis
     outcomes = supervise.run(
         len(todo), lambda i: run_member(todo[i], threads, progress),
         lambda i: todo[i]["job"].get("limits", {}).get("time_s"),
-        lambda ended: ended_from_outside(todo[ended.index], ended, threads))
+        lambda ended: ended_from_outside(todo[ended.index], ended, threads),
+        lambda i: todo[i]["job"].get("limits", {}).get("mem_mb"))
     failed = [failure for failure in outcomes if failure is not None]
     for entry, failure in zip(todo, outcomes):
         if failure is None and not Path(entry["out"]).exists():
@@ -316,9 +317,11 @@ def what(spec: dict) -> str:
 def run_member(entry: dict, threads: int, progress: bool) -> str | None:
     """Run one job of a batch within its time limit (`limits.time_s` of its spec,
     `run.time_limit`) and write its record file (and a copy aside, `kept_path`); returns None,
-    or why it failed (its traceback went to stderr). A job over its time limit, or out of
-    memory, fails naming the method, the data set and the limit, or under `over_budget:
-    record` writes records that say so (`over_budget_records`)."""
+    or why it failed (its traceback went to stderr). A job over its time limit, out of memory,
+    or whose peak resident memory went above the memory it reserves (`limits.mem_mb`, MiB as
+    SLURM counts it; the batch's watcher stops one that stays above it, `run.supervise`)
+    fails naming the method, the data set and the limit, or under `over_budget: record`
+    writes records that say so (`over_budget_records`)."""
     spec, out = entry["job"], entry["out"]
     limits = spec.get("limits") or {}
     seconds = limits.get("time_s")
@@ -341,18 +344,25 @@ def run_member(entry: dict, threads: int, progress: bool) -> str | None:
     except BaseException as err:  # any failure of a method (SystemExit too): the others still run
         traceback.print_exc()
         return f"{_label(spec)} ({type(err).__name__}: {err})"
+    peak, reserved = used.get(voc.PEAK_RSS_MB, 0.0), limits.get("mem_mb")
+    if reserved is not None and peak > reserved:  # a spike the watcher did not see
+        spent = {"wall_s": time.monotonic() - started, "cpu_s": time.process_time() - cpu,
+                 "peak_rss_mb": peak}
+        return over_budget(entry, "memory", spent, f"finished, its peak resident memory "
+                           f"{peak:.0f} MB above the {reserved:g} MB it reserves", threads)
     records.write(out, split_records)
     shutil.copy2(out, kept_path(out))
     return None
 
 
 def ended_from_outside(entry: dict, ended: supervise.Ended, threads: int) -> str | None:
-    """The outcome of a job that ended its process (`supervise.Ended`): over its time limit,
-    as `over_budget` says; else a failure naming how."""
+    """The outcome of a job that ended its process (`supervise.Ended`): over its time or
+    memory limit, as `over_budget` says; else a failure naming how."""
     spec = entry["job"]
-    if ended.over_time:
+    if ended.over_time or ended.over_memory:
         spent = {"wall_s": ended.wall_s, "cpu_s": ended.cpu_s, "peak_rss_mb": ended.peak_rss_mb}
-        return over_budget(entry, "time", spent, ended.how(), threads)
+        return over_budget(entry, "time" if ended.over_time else "memory", spent, ended.how(),
+                           threads)
     message = f"{what(spec)} {ended.how()}; the jobs after it still run"
     print(f"dmlbench run: error: {message}", file=sys.stderr, flush=True)
     return message
@@ -438,7 +448,8 @@ def stale_records(config: dict, paths: list[str | Path]) -> list[tuple[Path, str
 
 
 #: why a record file is not current (`why_not_current`) when it holds results of another job
-#: (or a job over budget under other limits, or one that must not record it)
+#: (or a job over budget under other limits, or one that must not record it, or a finished
+#: job above the memory it reserves now)
 OTHER_RESULTS = ("other settings", "other splits", "other data", "other limits")
 
 
@@ -458,8 +469,8 @@ def why_not_current(spec: dict, path: str | Path) -> str | None:
     """Why record file `path` is not current for job `spec` (`is_current`), in a few words
     (one of `OTHER_RESULTS`, "unreadable", "no data set cache", "split file not of this
     protocol", "arrays damaged"); None when it is. Records of a job over budget are current
-    only under the limits they name, while the job records going over them ("other
-    limits")."""
+    only under the limits they name, while the job records going over them, and finished
+    records only within the memory the job reserves ("other limits")."""
     path = Path(path)
     meta = data.cache.paths(spec["dataset"]["name"], spec["cache"])[1]
     try:
@@ -480,7 +491,7 @@ def why_not_current(spec: dict, path: str | Path) -> str | None:
     if any(r["dataset"]["sha256"] != sha256 for r in split_records):
         return "other data"
     if any("over_budget" in r and not _within(r["over_budget"]["limit"], spec)
-           for r in split_records):
+           or "over_budget" not in r and _above_reservation(r, spec) for r in split_records):
         return "other limits"
     if not all("arrays" not in r or _arrays_intact(path, r["arrays"]) for r in split_records):
         return "arrays damaged"
@@ -493,6 +504,13 @@ def _within(limit: dict, spec: dict) -> bool:
     limits = spec.get("limits") or {}
     return (limits.get("over_budget") == "record" and limit["time_s"] == limits.get("time_s")
             and limit["mem_mb"] == limits.get("mem_mb"))
+
+
+def _above_reservation(record: dict, spec: dict) -> bool:
+    """Whether finished `record` used more memory than job `spec` reserves now (a record of
+    before `run_member` held jobs to it: that job now ends over budget)."""
+    reserved = (spec.get("limits") or {}).get("mem_mb")
+    return reserved is not None and record["timings"][voc.PEAK_RSS_MB] > reserved
 
 
 def _arrays_intact(record_path: Path, entry: dict) -> bool:

@@ -11,7 +11,11 @@ process waits on the pipe; once a member has run `limit(i)` seconds plus the gra
 Python traceback (`faulthandler`, which needs no interpreter lock) and kills it. When the child
 ends before its member did, `ended(Ended)` says how (the limit, a signal, an exit status) and
 what the member used (wall and CPU time, peak memory: the child's resource usage), and the next
-child starts with the member after it. Where `os.fork` is missing, the members run in this
+child starts with the member after it. A member with a memory limit (`memory(i)`, MiB: the
+job's reservation, which a cluster's scheduler enforces) has the resident memory of the child
+and its descendants looked at every `MEMORY_POLL_S` s, and is stopped the same way once it is
+above the limit, so that a job over its reservation ends alike on a workstation and on a
+cluster (a spike shorter than the interval is caught by the job's own peak, `run.job`). Where `os.fork` is missing, the members run in this
 process, `faulthandler.dump_traceback_later` ending it past a limit and its grace.
 """
 
@@ -30,6 +34,8 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import psutil
+
 #: the signal that makes a stuck child dump its tracebacks (faulthandler.register) before it is
 #: killed
 DUMP_SIGNAL = signal.SIGUSR1
@@ -38,6 +44,8 @@ DUMP_SECONDS = 1.0
 #: where a crash's traceback goes: the process's standard error (a file descriptor, whatever
 #: object `sys.stderr` is)
 STDERR = 2
+#: seconds between looks at the resident memory of a member that has a memory limit
+MEMORY_POLL_S = 0.5
 #: the outcome of a member not run yet (a member that ran well has None, one that failed why)
 _NOT_RUN = "not run"
 
@@ -52,9 +60,10 @@ def grace_seconds(limit: float) -> float:
 @dataclass(frozen=True)
 class Ended:
     """Member `index` ended its process before it ended itself: stopped here past its time
-    limit (`over_time`), or by `signal`, or with `exit_code`; `wall_s`, `cpu_s` and
-    `peak_rss_mb` are what it used (wall time since it started; the child's CPU time since
-    then; the child's peak resident memory, MiB)."""
+    limit (`over_time`) or above its memory limit (`over_memory`, `mem_limit_mb`), or by
+    `signal`, or with `exit_code`; `wall_s`, `cpu_s` and `peak_rss_mb` are what it used (wall
+    time since it started; the child's CPU time since then; the child's peak resident memory,
+    MiB)."""
 
     index: int
     over_time: bool
@@ -64,9 +73,14 @@ class Ended:
     wall_s: float
     cpu_s: float
     peak_rss_mb: float
+    over_memory: bool = False
+    mem_limit_mb: float | None = None
 
     def how(self) -> str:
         """How it ended, in a few words."""
+        if self.over_memory:
+            return (f"its resident memory went above the {self.mem_limit_mb:g} MB it reserves: "
+                    "ended from outside, its traceback above")
         if self.over_time:
             return (f"did not stop within {grace_seconds(self.limit):g} s past it (compiled "
                     "code that does not return to the interpreter): ended from outside, its "
@@ -83,17 +97,19 @@ class Ended:
 
 
 def run(count: int, work: Callable[[int], str | None], limit: Callable[[int], float | None],
-        ended: Callable[[Ended], str | None]) -> list[str | None]:
+        ended: Callable[[Ended], str | None],
+        memory: Callable[[int], float | None] = lambda i: None) -> list[str | None]:
     """Call `work(i)` for i = 0 .. count - 1 in order, in child processes watched by this one
-    (module docstring); returns what each returned (its failure, or None), and for a member
-    that ended its child, what `ended` returned for it. A child's KeyboardInterrupt raises one
-    here (after the child ended); one here ends the child first."""
+    (module docstring), member i within `limit(i)` seconds and `memory(i)` MiB (None: no
+    limit); returns what each returned (its failure, or None), and for a member that ended its
+    child, what `ended` returned for it. A child's KeyboardInterrupt raises one here (after
+    the child ended); one here ends the child first."""
     if not hasattr(os, "fork"):
         return _in_process(count, work, limit)
     outcomes: list[str | None] = [_NOT_RUN] * count
     start = 0
     while start < count:
-        start = _one_child(start, count, work, limit, ended, outcomes)
+        start = _one_child(start, count, work, limit, memory, ended, outcomes)
     return outcomes
 
 
@@ -111,7 +127,23 @@ def _in_process(count: int, work, limit) -> list[str | None]:
     return outcomes
 
 
-def _one_child(start: int, count: int, work, limit, ended, outcomes: list) -> int:
+def resident_mb(pid: int) -> float:
+    """Resident memory (MiB) of process `pid` and its descendants; 0 once it is gone."""
+    try:
+        process = psutil.Process(pid)
+        family = [process, *process.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    total = 0
+    for member in family:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:  # ended meanwhile
+            pass
+    return total / 2**20
+
+
+def _one_child(start: int, count: int, work, limit, memory, ended, outcomes: list) -> int:
     """Run members `start` .. `count - 1` in one child; returns the first member not run."""
     read_end, write_end = os.pipe()
     sys.stdout.flush()
@@ -123,19 +155,31 @@ def _one_child(start: int, count: int, work, limit, ended, outcomes: list) -> in
     os.close(write_end)
     current: tuple[int, float, float] | None = None  # (member, its start here, child's CPU then)
     over_time = None  # the member stopped from outside past its limit
+    over_memory = None  # the member stopped from outside above its memory limit
+    seen_mb = 0.0  # the most resident memory seen of the current member
     buffer = b""
     reader = os.fdopen(read_end, "rb", buffering=0)
     try:
         while True:
-            timeout = None
-            if current is not None and limit(current[0]) is not None and over_time is None:
-                seconds = limit(current[0])
-                timeout = max(0.0, current[1] + seconds + grace_seconds(seconds)
-                              - time.monotonic())
+            deadline = mem_limit = None  # when it is over its time; its memory limit, MiB
+            if current is not None and over_time is None and over_memory is None:
+                seconds, mem_limit = limit(current[0]), memory(current[0])
+                if seconds is not None:
+                    deadline = current[1] + seconds + grace_seconds(seconds)
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if mem_limit is not None:
+                timeout = MEMORY_POLL_S if timeout is None else min(timeout, MEMORY_POLL_S)
             ready, _, _ = select.select([reader], [], [], timeout)
-            if not ready:  # past the member's limit and its grace: stop it from outside
-                over_time = current[0]
-                _stop(pid)
+            if mem_limit is not None:
+                seen_mb = max(seen_mb, resident_mb(pid))
+                if seen_mb > mem_limit:  # above its reservation: stop it from outside
+                    over_memory = current[0]
+                    _stop(pid)
+                    continue
+            if not ready:
+                if deadline is not None and time.monotonic() >= deadline:
+                    over_time = current[0]  # past its limit and its grace: stop it
+                    _stop(pid)
                 continue
             chunk = reader.read(65536)
             if not chunk:  # the child is gone
@@ -146,6 +190,7 @@ def _one_child(start: int, count: int, work, limit, ended, outcomes: list) -> in
                 message = json.loads(line)
                 if message["event"] == "start":
                     current = (message["index"], time.monotonic(), message["cpu"])
+                    seen_mb = 0.0
                 elif message["event"] == "done":
                     outcomes[message["index"]] = message["failure"]
                     current = None
@@ -168,12 +213,13 @@ def _one_child(start: int, count: int, work, limit, ended, outcomes: list) -> in
             return start + 1
         return following
     index, started, cpu = current
-    stopped = over_time == index
+    stopped, too_large = over_time == index, over_memory == index
     outcome = Ended(index, stopped,
-                    os.WTERMSIG(status) if os.WIFSIGNALED(status) and not stopped else None,
+                    os.WTERMSIG(status) if os.WIFSIGNALED(status) and not (stopped or too_large)
+                    else None,
                     os.WEXITSTATUS(status) if os.WIFEXITED(status) else None, limit(index),
                     time.monotonic() - started, max(0.0, usage.ru_utime + usage.ru_stime - cpu),
-                    usage.ru_maxrss / 1024)
+                    max(usage.ru_maxrss / 1024, seen_mb), too_large, memory(index))
     outcomes[index] = ended(outcome)
     return index + 1
 
