@@ -472,8 +472,8 @@ def _identified_spec(config: dict, dataset: str, method: str, splits: list[int],
 def job_limits(config: dict, job: Job) -> dict:
     """How long and how large job `job` may run, no part of its identity: `time_s`, its time
     limit (the `runtime` of `job_resources`, in seconds), enforced by `run.job.run_batch`
-    wherever the job runs; `mem_mb`, the memory it reserves (enforced by a cluster's scheduler
-    only); and `over_budget`, what a job over them ends with (the config's `over_budget`:
+    wherever the job runs; `mem_mb`, the memory it reserves (MiB; enforced by a cluster's
+    scheduler, and by `run.supervise` and `run.job.run_member` wherever the job runs); and `over_budget`, what a job over them ends with (the config's `over_budget`:
     'fail', or 'record': a record that says so)."""
     resources = job_resources(config, job)
     return {"time_s": 60 * int(resources["runtime"]), "mem_mb": int(resources["mem_mb"]),
