@@ -171,7 +171,8 @@ class ActiveSetObjective(Objective):
     a fixed period in the published solver, where impostors found at a recomputation join the
     set: here no evaluation misses one). s = 1.1 was measured best on generated data up to
     16 000 points (fewer candidates per evaluation against fewer refreshes). Memory: the
-    candidate list and row blocks of D, never an n x n array."""
+    candidate list (8 bytes a pair; 16 during a refresh, `_sorted_pairs`) and row blocks of D,
+    never an n x n array."""
 
     def __init__(self, X: np.ndarray, label_inds: np.ndarray, targets: np.ndarray,
                  regularization: float):
@@ -202,18 +203,14 @@ class ActiveSetObjective(Objective):
         n = Lx.shape[0]
         sq = np.einsum("ij,ij->i", Lx, Lx)
         self.limit = ACTIVE_SET_SLACK * margins.max(axis=1)
-        first, second = [], []
+        blocks = []
         start = 0
         while start < n:
             stop = min(n, start + max(1, BLOCK_ENTRIES // (n - start)))
-            f, s = lmnn_compiled.impostor_candidates(Lx[start:stop] @ Lx[start:].T, start, sq,
-                                                     self.labels, self.limit)
-            first.append(f)
-            second.append(s)
+            blocks.append(lmnn_compiled.impostor_candidates(Lx[start:stop] @ Lx[start:].T, start,
+                                                            sq, self.labels, self.limit))
             start = stop
-        first, second = np.concatenate(first), np.concatenate(second)
-        order = np.lexsort((second, first))  # by point, then impostor: memory in order
-        self.pairs = (first[order], second[order])
+        self.pairs = _sorted_pairs(blocks, n)
         self.refreshes += 1
         self.largest_set = max(self.largest_set, self.pairs[0].size)
         self.L0 = L.copy()
@@ -233,6 +230,26 @@ class ActiveSetObjective(Objective):
         reach = np.sqrt(self.limit) * (1.0 - rho) - tau
         return bool(rho < 1.0 and np.all(reach > 0.0)
                     and np.all(reach * reach >= margins.max(axis=1) * (1.0 + CERTIFICATE_RTOL)))
+
+
+def _sorted_pairs(blocks: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate keys i n + l of `blocks` (emptied as they are copied) as (first, second)
+    int32 arrays ordered by point, then impostor (the keys sorted in place): at most 16 bytes a
+    pair at once, where int64 index arrays ordered by `np.lexsort` took 40 (shuttle whole,
+    about 3.4e8 pairs: a 13.9 GB peak)."""
+    from ..solvers import lmnn_compiled  # numba: compiled code, loaded by LMNN fits only
+
+    keys = np.empty(sum(block.size for block in blocks), dtype=np.int64)
+    at = 0
+    while blocks:
+        block = blocks.pop(0)
+        keys[at:at + block.size] = block
+        at += block.size
+    keys.sort()
+    first = np.empty(keys.size, dtype=np.int32)
+    second = np.empty(keys.size, dtype=np.int32)
+    lmnn_compiled.split_keys(keys, n, first, second)
+    return first, second
 
 
 def lmnn_fit(objective: Objective, L: np.ndarray, learn_rate: float, max_iter: int,

@@ -3,11 +3,12 @@ distances: the bookkeeping of metric-learn 0.7.0's `_loss_grad` (its per-label i
 `act1`/`act2` masks and `Counter` of (point, target) edges) without a pass of the interpreter,
 or of numpy, per target neighbour (`methods.lmnn.Objective` uses it).
 
-The active-set form (`methods.lmnn.ActiveSetObjective`, Weinberger & Saul's active set) uses
-two more passes: `impostor_candidates` lists, from a block of the squared distances, the ordered
+The active-set form (`methods.lmnn.ActiveSetObjective`, Weinberger & Saul's active set) uses two
+more passes: `impostor_candidates` lists, from a block of the squared distances, the ordered
 pairs (i, l) of different labels within a threshold of i (its candidate impostors), and
-`count_active_pairs` counts the active triples over such a list only, deciding each pair by its
-squared distance summed from the differences, as `count_active` decides a pair near a margin.
+`count_active_pairs` counts the active triples over such a list only (held as sorted keys i n +
+l, then as index arrays, `split_keys`), deciding each pair by its squared distance summed from
+the differences, as `count_active` decides a pair near a margin.
 """
 
 from __future__ import annotations
@@ -74,40 +75,50 @@ def count_active(gram: np.ndarray, Lx_rows: np.ndarray, Lx: np.ndarray, sq_rows:
 
 @numba.njit(cache=True)
 def impostor_candidates(gram: np.ndarray, start: int, sq: np.ndarray, labels: np.ndarray,
-                        limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                        limit: np.ndarray) -> np.ndarray:
     """The ordered pairs (i, l) of different labels with D_il <= limit[i], for the rows
     i = start .. start + b - 1 of a block whose columns are the points start .. n - 1 (`gram`
     (b, n - start): their inner products in L-space), each unordered pair visited once (l > i)
     and tested in both orientations. D_il is the Gram formula sq_i + sq_l - 2 gram_il, and a
     pair is listed when it lies within `NEAR` (times a bound of sq_i + sq_l + limit) above the
     limit, so no pair whose exact distance is within the limit is left out (a few beyond it may
-    be listed). Returns (first, second)."""
+    be listed). Returns each pair as one int64 key i n + l (n = len(sq)): 8 bytes a pair, and
+    sorting the keys orders the pairs by point, then impostor."""
     b, width = gram.shape
+    n = sq.shape[0]
     slack = NEAR * (2.0 * sq.max() + limit.max())
     reach = limit + slack - sq  # D_il <= limit_i + slack  <=>  sq_l - 2 g_il <= reach_i
     size = 1024
-    first = np.empty(size, dtype=np.int64)
-    second = np.empty(size, dtype=np.int64)
+    keys = np.empty(size, dtype=np.int64)
     p = 0
     for r in range(b):
         i = start + r
         label, reach_i, sq_i = labels[i], reach[i], sq[i]
         if p + 2 * width > size:  # room for every pair of this row
             size = 2 * (p + 2 * width)
-            first_new, second_new = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
-            first_new[:p], second_new[:p] = first[:p], second[:p]
-            first, second = first_new, second_new
+            keys_new = np.empty(size, dtype=np.int64)
+            keys_new[:p] = keys[:p]
+            keys = keys_new
         for c in range(r + 1, width):
             l = start + c
             twice = 2.0 * gram[r, c]
             if labels[l] != label:
                 if sq[l] - twice <= reach_i:
-                    first[p], second[p] = i, l
+                    keys[p] = i * n + l
                     p += 1
                 if sq_i - twice <= reach[l]:
-                    first[p], second[p] = l, i
+                    keys[p] = l * n + i
                     p += 1
-    return first[:p].copy(), second[:p].copy()
+    return keys[:p].copy()
+
+
+@numba.njit(cache=True)
+def split_keys(keys: np.ndarray, n: int, first: np.ndarray, second: np.ndarray) -> None:
+    """Writes key i n + l (`impostor_candidates`) as first[p] = i, second[p] = l."""
+    for p in range(keys.shape[0]):
+        i = keys[p] // n
+        first[p] = i
+        second[p] = keys[p] - i * n
 
 
 @numba.njit(cache=True)
