@@ -7,6 +7,7 @@ import itertools
 import tracemalloc
 import warnings
 
+import numba
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris, load_wine
@@ -243,6 +244,28 @@ def test_active_set_candidates_are_every_close_pair_in_order_in_16_bytes_each():
     # 16 bytes a pair, a block of the Gram matrix and the evaluation's arrays: 95.7 MB here,
     # 200.8 MB with the int64 arrays ordered by np.lexsort
     assert peak <= 24 * len(expected) + 8 * BLOCK_ENTRIES
+
+
+def test_fits_pass_the_argument_types_that_make_install_precompiles(monkeypatch):
+    """numba compiles (and caches) one machine-code version per argument type: every type an
+    LMNN fit passes (either form) is one `lmnn_compiled.precompile` compiled, so no job
+    compiles for seconds."""
+    from dmlbench.solvers import lmnn_compiled
+
+    passes = ("count_active", "impostor_candidates", "split_keys", "count_active_pairs")
+    seen = {name: set() for name in passes}
+    for name in passes:
+        def record(*args, compiled=getattr(lmnn_compiled, name), name=name):
+            seen[name].add(tuple(numba.typeof(a) for a in args))
+            return compiled(*args)
+        monkeypatch.setattr(lmnn_compiled, name, record)
+    lmnn_compiled.precompile()
+    precompiled = {name: set(types) for name, types in seen.items()}
+    X, y = wine_scaled()
+    for form in ("all", "active_set"):
+        make("lmnn", {"n_neighbors": 3, "max_iter": 5, "impostors": form}).fit(X, y)
+    for name in passes:
+        assert seen[name] == precompiled[name], name
 
 
 @pytest.mark.parametrize("name", FITS)

@@ -154,6 +154,8 @@ def precompile() -> None:
     gram, ones, Lx = np.zeros((2, 2)), np.ones(2), np.eye(2)
     count_active(gram, Lx, Lx, ones, ones, np.arange(2), np.arange(2), np.full((2, 1), 2.0),
                  Lx, np.zeros((2, 2)), np.zeros((2, 1)), np.zeros(2))
-    first, second = impostor_candidates(gram, 0, ones, np.arange(2), ones)
+    keys = impostor_candidates(gram, 0, ones, np.arange(2), ones)
+    first, second = np.empty(keys.size, dtype=np.int32), np.empty(keys.size, dtype=np.int32)
+    split_keys(keys, 2, first, second)
     count_active_pairs(first, second, Lx, np.full((2, 1), 2.0), Lx, np.zeros((2, 2)),
                        np.zeros((2, 1)), np.zeros(2))
