@@ -475,3 +475,58 @@ def test_a_tag_write_that_fails_with_no_rival_raises(mlflow_uri):
     exp_id = tracking.experiment_id(mlflow.MlflowClient(mlflow_uri), "race-test")
     with pytest.raises(MlflowException, match="duplicate key"):
         tracking.set_runs_view(_RacedClient(mlflow_uri, rival_value=None), exp_id, ["x"])
+
+
+class _RacedRunClient:
+    """An MLflow client whose first `log_batch` meets a concurrent writer of the same run: the
+    other ingest's params (`rival_params`) land first and this batch fails as the database's
+    unique key makes it (`UniqueViolation` on PostgreSQL, reported as an `MlflowException`)."""
+
+    def __init__(self, uri: str, rival_params: list | None):
+        self.client, self.rival_params, self.raced = mlflow.MlflowClient(uri), rival_params, False
+
+    def get_run(self, run_id):
+        return self.client.get_run(run_id)
+
+    def log_batch(self, run_id, metrics, params, tags):
+        from mlflow.exceptions import MlflowException
+
+        if not self.raced:
+            self.raced = True
+            if self.rival_params is not None:
+                self.client.log_batch(run_id, params=self.rival_params)
+            raise MlflowException('duplicate key value violates unique constraint "param_pk"')
+        self.client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
+
+
+def _raced_run(uri: str):
+    client = mlflow.MlflowClient(uri)
+    return client, client.create_run(tracking.experiment_id(client, "race-test")).info.run_id
+
+
+def test_a_run_whose_params_a_concurrent_ingest_logged_first_gets_its_metrics_and_tags(
+        mlflow_uri):
+    """Two ingests writing into one run both insert its params; the loser finds them there
+    with its own values and logs its batch again, never failing on the duplicate key."""
+    from mlflow.entities import Param
+
+    client, run_id = _raced_run(mlflow_uri)
+    content = tracking.RunContent.of({"accuracy_k1": 0.9}, {"lam": 0.5, "k": 3}, {"kind": "x"})
+    tracking._log_content(_RacedRunClient(mlflow_uri, [Param("k", "3"), Param("lam", "0.5")]),
+                          run_id, content)
+    data = client.get_run(run_id).data
+    assert data.params == {"k": "3", "lam": "0.5"}
+    assert data.metrics == {"accuracy_k1": 0.9} and data.tags["kind"] == "x"
+
+
+@pytest.mark.parametrize("rival", [None, [("k", "3"), ("lam", "0.25")], [("k", "3")]],
+                         ids=["no rival", "other value", "other params"])
+def test_a_run_write_failing_without_the_same_params_logged_raises(mlflow_uri, rival):
+    from mlflow.entities import Param
+    from mlflow.exceptions import MlflowException
+
+    _, run_id = _raced_run(mlflow_uri)
+    raced = _RacedRunClient(mlflow_uri, rival and [Param(k, v) for k, v in rival])
+    with pytest.raises(MlflowException, match="param_pk"):
+        tracking._log_content(raced, run_id,
+                              tracking.RunContent.of({"a": 1.0}, {"lam": 0.5, "k": 3}))

@@ -517,7 +517,7 @@ def _log_content(mlclient, run_id: str, content: RunContent,
     param_list = [Param(k, v) for k, v in content.params.items()]
     tag_list = [RunTag(k, v) for k, v in content.tags.items()] if tags else []
     for metrics_now, params_now, tags_now in _batches(metric_list, param_list, tag_list):
-        mlclient.log_batch(run_id, metrics=metrics_now, params=params_now, tags=tags_now)
+        _log_batch(mlclient, run_id, metrics_now, params_now, tags_now)
     files = dict(files or {})
     if content.histograms:
         files[voc.HISTOGRAMS_ARTIFACT] = json.dumps(content.histograms, sort_keys=True)
@@ -533,6 +533,24 @@ def _log_content(mlclient, run_id: str, content: RunContent,
             mlclient.log_artifacts(run_id, tmp)
         else:
             _artifact_repository(mlclient, artifact_uri).log_artifacts(tmp)
+
+
+def _log_batch(mlclient, run_id: str, metrics: list, params: list, tags: list) -> None:
+    """`log_batch`, safe against a concurrent writer of the same run: MLflow's database store
+    reads a run's params and then inserts the new ones, so two ingests writing into one run at
+    once (the loser of a duplicate key writes into the winner, `_write`) both find a param
+    missing and the second insert fails on the key's uniqueness (`UniqueViolation` on
+    PostgreSQL). When every param of the batch is then on the run with the value sent, the batch
+    is logged again: its params are skipped as present, its metrics and tags written."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        mlclient.log_batch(run_id, metrics=metrics, params=params, tags=tags)
+    except MlflowException:
+        logged = mlclient.get_run(run_id).data.params
+        if not params or any(logged.get(p.key) != p.value for p in params):
+            raise
+        mlclient.log_batch(run_id, metrics=metrics, params=params, tags=tags)
 
 
 def _artifact_repository(mlclient, artifact_uri: str):
