@@ -15,8 +15,9 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import MinMaxScaler
 
 from dmlbench.methods import make
-from dmlbench.methods.lmnn import (BLOCK_ENTRIES, ActiveSetObjective, Objective, lmnn_fit,
-                                   nearest_targets, select_targets)
+from dmlbench.methods.lmnn import (BLOCK_ENTRIES, ActiveSetObjective, Objective, UniformSample,
+                                   lmnn_fit, nearest_targets, select_targets)
+from dmlbench.methods.parameters import ParameterError
 
 metric_learn = pytest.importorskip("metric_learn")
 from metric_learn.lmnn import _sum_outer_products  # noqa: E402
@@ -303,3 +304,113 @@ def test_active_set_fit_is_the_default_fit_where_targets_do_not_tie(name):
     info = fast.fit_info()
     assert info["scale_form"] == "impostors=active_set"
     assert info["impostor_refreshes"] < info["evaluations"]
+
+
+def test_a_uniform_sample_keeps_every_key_and_every_pair_of_keys_equally_often():
+    """`UniformSample` over 50 keys arriving in blocks of 7, 0, 30 and 13, 10 kept, 4 000 draws:
+    each draw is 10 distinct keys of the 50, and each key (each pair of keys, across blocks or
+    within one) is kept as often as a uniform sample without replacement keeps it, 10/50 (and
+    10 * 9 / (50 * 49)) of the draws, within 6 standard deviations."""
+    keys = np.arange(1000, 1050, dtype=np.int64)
+    blocks = np.split(keys, [7, 7, 37])
+    rng = np.random.default_rng(3)
+    draws = 4000
+    kept = np.zeros((draws, keys.size), dtype=bool)
+    for draw in range(draws):
+        sample = UniformSample(10, rng)
+        for block in blocks:
+            sample.add(block)
+        assert sample.keys.size == 10 and np.unique(sample.keys).size == 10
+        kept[draw, sample.keys - 1000] = True
+    p = 10 / 50
+    assert np.all(np.abs(kept.sum(axis=0) - draws * p) <= 6 * np.sqrt(draws * p * (1 - p)))
+    q = 10 * 9 / (50 * 49)
+    for a, b in [(0, 49), (7, 8), (10, 36), (40, 2)]:
+        together = np.sum(kept[:, a] & kept[:, b])
+        assert abs(together - draws * q) <= 6 * np.sqrt(draws * q * (1 - q)), (a, b)
+    # fewer keys than the sample's size: all of them
+    small = UniformSample(100, rng)
+    for block in blocks:
+        small.add(block)
+    assert np.array_equal(np.sort(small.keys), keys)
+
+
+def brute_force_objective(X, y, targets, L, reg, pairs=None):
+    """Weinberger & Saul's eq. (13) with the hinge of eq. (14), term by term over every triple
+    (i, j ~> i, l) with y_l != y_i and D_il < 1 + D_ij (only (i, l) in `pairs` when given), and
+    its gradient 2 L (reg sum (x_i - x_j)(x_i - x_j)^T + (1 - reg) sum_active [(x_i - x_j)
+    (x_i - x_j)^T - (x_i - x_l)(x_i - x_l)^T]); returns (gradient, objective, active count)."""
+    M = L.T @ L
+    pull = np.zeros_like(M)
+    push = np.zeros_like(M)
+    value, count = 0.0, 0
+    for i in range(len(X)):
+        for j in targets[i]:
+            dij = X[i] - X[j]
+            D_ij = dij @ M @ dij
+            value += reg * D_ij
+            pull += np.outer(dij, dij)
+            for l in np.flatnonzero(y != y[i]):
+                if pairs is not None and (i, l) not in pairs:
+                    continue
+                dil = X[i] - X[l]
+                D_il = dil @ M @ dil
+                if D_il < 1 + D_ij:
+                    value += (1 - reg) * (1 + D_ij - D_il)
+                    push += np.outer(dij, dij) - np.outer(dil, dil)
+                    count += 1
+    return 2 * L @ (reg * pull + (1 - reg) * push), value, count
+
+
+def test_a_capped_active_set_is_the_objective_over_a_sample_of_the_candidates():
+    """With `max_impostors` below the candidates a refresh finds (wine min-max scaled, L = I:
+    most pairs of different labels are candidates), the set is that many distinct candidate
+    pairs, and the evaluation is the brute-force objective, gradient and count over the triples
+    whose (point, impostor) pair is in the sample; without a cap the brute force over every
+    pair is the full evaluation (the brute force's own check)."""
+    X, y = wine_scaled()
+    _, labels = np.unique(y, return_inverse=True)
+    targets = nearest_targets(X, labels, 3)
+    L = np.eye(13)
+    uncapped = ActiveSetObjective(X, labels, targets, 0.5)
+    G, value, count = uncapped(L)
+    G_ref, value_ref, count_ref = brute_force_objective(X, labels, targets, L, 0.5)
+    assert count == count_ref and value == pytest.approx(value_ref, rel=1e-10)
+    np.testing.assert_allclose(G, G_ref, rtol=1e-8, atol=1e-8 * np.abs(G_ref).max())
+    candidates = set(zip(*uncapped.pairs))
+
+    capped = ActiveSetObjective(X, labels, targets, 0.5, max_impostors=2000, random_state=0)
+    G, value, count = capped(L)
+    sample = set(zip(*capped.pairs))
+    assert len(sample) == capped.pairs[0].size == 2000 and sample <= candidates
+    assert capped.largest_set == len(candidates) > 2000 and capped.largest_sample == 2000
+    G_ref, value_ref, count_ref = brute_force_objective(X, labels, targets, L, 0.5, sample)
+    assert 0 < count == count_ref < uncapped(L)[2]
+    assert value == pytest.approx(value_ref, rel=1e-10)
+    np.testing.assert_allclose(G, G_ref, rtol=1e-8, atol=1e-8 * np.abs(G_ref).max())
+
+
+def test_a_cap_above_the_candidates_is_the_uncapped_fit_and_a_capped_fit_is_seeded():
+    X_train, y_train, _ = held_out(*FITS["wine min-max"])
+    params = {"n_neighbors": 3, "random_state": 0, "impostors": "active_set"}
+    uncapped = make("lmnn", params).fit(X_train, y_train)
+    above = make("lmnn", {**params, "max_impostors": 10**8}).fit(X_train, y_train)
+    assert above.n_iter_ == uncapped.n_iter_
+    np.testing.assert_allclose(above.components_, uncapped.components_, rtol=1e-12, atol=0)
+    info = above.fit_info()
+    assert info["scale_form"] == "impostors=active_set, max_impostors=100000000"
+    assert info["impostor_sample_max"] == info["impostor_candidates_max"]
+
+    capped = [make("lmnn", {**params, "max_impostors": 500}).fit(X_train, y_train)
+              for _ in range(2)]
+    np.testing.assert_allclose(capped[0].components_, capped[1].components_, rtol=1e-12, atol=0)
+    info = capped[0].fit_info()
+    assert info["impostor_sample_max"] == 500 < info["impostor_candidates_max"]
+
+
+@pytest.mark.parametrize("params", [{"max_impostors": 100}, {"max_impostors": 0,
+                                                             "impostors": "active_set"}])
+def test_max_impostors_needs_the_active_set_and_a_positive_count(params):
+    X, y = wine_scaled()
+    with pytest.raises(ParameterError, match="max_impostors"):
+        make("lmnn", params).fit(X, y)
