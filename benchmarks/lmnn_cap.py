@@ -9,7 +9,7 @@ reference, Weinberger & Saul's exact active set) and the capped one on the same 
 
 At the whole training part the uncapped form holds about 3.4e8 candidate pairs and takes about
 2.5 h (docs/performance.md); `--cap-cpu` (default 1 800 s, the at-scale budget) ends a fit
-that runs longer, reported as over.
+that runs longer, reported as over with the CPU time and peak memory it had used.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -59,7 +60,7 @@ def child(args) -> None:
         X, y = X[chosen], y[chosen]
     params = {"impostors": "active_set", "random_state": 0}
     if args.cap:
-        params["max_impostors"] = args.cap
+        params.update(max_impostors=args.cap, resample_after=args.resample_after)
     est = make("lmnn", params)
     resource.setrlimit(resource.RLIMIT_CPU, (args.cap_cpu, args.cap_cpu + 5))
     start = time.process_time()
@@ -73,12 +74,28 @@ def child(args) -> None:
                       "n_iter": est.n_iter_, **est.fit_info()}))
 
 
+def run_child(cmd: list[str]):
+    """Run one fit's process; returns its exit code (negative: the signal), output, error
+    output and resource usage (`os.wait4`: its own CPU time and peak memory, also when the CPU
+    limit ended it)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        child = subprocess.Popen(cmd, stdout=out, stderr=err, text=True,
+                                 env={**os.environ, **THREADS})
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return child.returncode, out.read(), err.read(), usage
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cache", required=True, help="the data sets' cache folder")
     p.add_argument("--mirror", help="an offline mirror of the downloads")
     p.add_argument("--sizes", default="4000", help="training sizes, comma-separated")
     p.add_argument("--cap", type=int, default=500_000, help="max_impostors of the capped fit")
+    p.add_argument("--resample-after", type=int, default=15,
+                   help="resample_after of the capped fit (accepted steps a sample is kept)")
     p.add_argument("--cap-cpu", type=int, default=1800, help="CPU seconds per fit")
     p.add_argument("--forms", default="uncapped,capped",
                    help="which fits: uncapped, capped or both (comma-separated)")
@@ -93,16 +110,21 @@ def main() -> None:
         forms = args.forms.split(",")
         for cap in [0] * ("uncapped" in forms) + [args.cap] * ("capped" in forms):
             cmd = [sys.executable, __file__, "--cache", args.cache, "--n", str(n), "--cap",
-                   str(cap), "--cap-cpu", str(args.cap_cpu)]
+                   str(cap), "--cap-cpu", str(args.cap_cpu), "--resample-after",
+                   str(args.resample_after)]
             if args.mirror:
                 cmd += ["--mirror", args.mirror]
-            out = subprocess.run(cmd, capture_output=True, text=True,
-                                 env={**os.environ, **THREADS})
-            if out.returncode != 0:
-                why = "over (CPU)" if out.returncode in (-24, -9) else out.stderr[-300:]
-                print(f"{n:>6} {cap or 'none':>13} {why}")
+            returncode, stdout, stderr, usage = run_child(cmd)
+            if returncode != 0:
+                if returncode in (-24, -9):  # SIGXCPU, SIGKILL: the CPU limit
+                    cpu = usage.ru_utime + usage.ru_stime
+                    why = (f"over: {cpu:.0f} process CPU s (limit {args.cap_cpu}), "
+                           f"peak {usage.ru_maxrss / 1024:.0f} MB")
+                else:
+                    why = stderr[-300:]
+                print(f"{n:>6} {cap or 'none':>13} {why}", flush=True)
                 continue
-            r = json.loads(out.stdout.splitlines()[-1])
+            r = json.loads(stdout.splitlines()[-1])
             print(f"{r['n']:>6} {cap or 'none':>13} {r['fit_cpu_s']:>9} {r['peak_mb']:>7} "
                   f"{r['accuracy']:>8.4f} {r['n_iter']:>5} {r['impostor_refreshes']:>9} "
                   f"{r['impostor_candidates_max']:>11} {r.get('impostor_sample_max', '-'):>8}",

@@ -398,7 +398,8 @@ def test_a_cap_above_the_candidates_is_the_uncapped_fit_and_a_capped_fit_is_seed
     assert above.n_iter_ == uncapped.n_iter_
     np.testing.assert_allclose(above.components_, uncapped.components_, rtol=1e-12, atol=0)
     info = above.fit_info()
-    assert info["scale_form"] == "impostors=active_set, max_impostors=100000000"
+    assert info["scale_form"] == ("impostors=active_set, max_impostors=100000000, "
+                                  "resample_after=15")
     assert info["impostor_sample_max"] == info["impostor_candidates_max"]
 
     capped = [make("lmnn", {**params, "max_impostors": 500}).fit(X_train, y_train)
@@ -406,6 +407,38 @@ def test_a_cap_above_the_candidates_is_the_uncapped_fit_and_a_capped_fit_is_seed
     np.testing.assert_allclose(capped[0].components_, capped[1].components_, rtol=1e-12, atol=0)
     info = capped[0].fit_info()
     assert info["impostor_sample_max"] == 500 < info["impostor_candidates_max"]
+
+
+class RefreshLog(ActiveSetObjective):
+    """An active set that logs, at each refresh of a sample, the accepted steps the sample was
+    kept for and whether the certificate held at the map of the refresh."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.log = []
+
+    def _refresh(self, L, Lx, margins):
+        if self.sampled:
+            self.log.append((self.kept_for, self._certified(L, margins)))
+        super()._refresh(L, Lx, margins)
+
+
+def test_a_sample_is_kept_for_resample_after_accepted_steps_then_drawn_where_it_fails():
+    """mLMNN's `correction`: a sampled set is drawn anew only after `resample_after` accepted
+    steps, and only at a map where the certificate fails; a shorter period draws more often."""
+    X, y = wine_scaled()
+    _, labels = np.unique(y, return_inverse=True)
+    targets = nearest_targets(X, labels, 3)
+    L0 = np.eye(13)
+    counts = {}
+    for period in (1, 15):
+        objective = RefreshLog(X, labels, targets, 0.5, max_impostors=200, random_state=0,
+                               resample_after=period)
+        lmnn_fit(objective, L0, 1e-3, 300, 50, 1e-3)
+        assert len(objective.log) > 1, period  # the sample was drawn anew
+        assert all(kept >= period and not certified for kept, certified in objective.log)
+        counts[period] = objective.refreshes
+    assert counts[1] > counts[15]
 
 
 @pytest.mark.parametrize("params", [{"max_impostors": 100}, {"max_impostors": 0,

@@ -184,8 +184,11 @@ class ActiveSetObjective(Objective):
     uniform sample of `max_impostors` of them (`UniformSample`, drawn as the pass goes, so a
     refresh holds at most that many), and every evaluation until the next refresh is the
     objective over the impostors among that sample. A sample is then refreshed only at a map the
-    descent has accepted, when the certificate fails there (`accepted`), never within a step's
-    halving, so the step test compares values of one function; a refresh that finds at most
+    descent has accepted, never within a step's halving, so the step test compares values of
+    one function, and only once it has been kept for `resample_after` accepted steps and the
+    certificate fails there (`accepted`): the fixed gap between recomputations of Weinberger's
+    mLMNN solver (its `correction`, 15 by default), because a refresh is a pass over all pairs
+    and the certificate of a moving map fails every few steps; a refresh that finds at most
     `max_impostors` keeps them all and the set stays exact, as without a cap. A deviation from Weinberger & Saul's solver, for
     data whose unit margin covers most pairs of different labels (shuttle min-max scaled: about
     3.4e8 candidates, 26 ns each per evaluation): the push term sees a sample of the impostors,
@@ -193,10 +196,11 @@ class ActiveSetObjective(Objective):
 
     def __init__(self, X: np.ndarray, label_inds: np.ndarray, targets: np.ndarray,
                  regularization: float, max_impostors: int | None = None,
-                 random_state: int | None = None):
+                 random_state: int | None = None, resample_after: int = 15):
         super().__init__(X, label_inds, targets, regularization)
         self.pairs: tuple[np.ndarray, np.ndarray] | None = None
-        self.max_impostors = max_impostors
+        self.max_impostors, self.resample_after = max_impostors, resample_after
+        self.kept_for = 0  # accepted steps since the last refresh
         self.rng = np.random.default_rng(random_state)
         self.sampled = False  # the last refresh kept a sample of its candidates
         self.evaluations, self.refreshes, self.largest_set, self.largest_sample = 0, 0, 0, 0
@@ -220,8 +224,10 @@ class ActiveSetObjective(Objective):
     def accepted(self, L: np.ndarray) -> tuple[np.ndarray, float, int] | None:
         """A set that is a sample draws its next one only at a map the descent has accepted,
         once the certificate fails there (a refresh within a step's halving would make the step
-        test compare two functions): the evaluation at L after the refresh, else None."""
-        if not self.sampled:
+        test compare two functions), once it has been kept for `resample_after` accepted steps
+        and the certificate fails there: the evaluation at L after the refresh, else None."""
+        self.kept_for += 1
+        if not self.sampled or self.kept_for < self.resample_after:
             return None
         Lx = L.dot(self.X.T).T
         to_targets = Lx[self.targets] - Lx[:, None, :]
@@ -252,6 +258,7 @@ class ActiveSetObjective(Objective):
         self.sampled = self.max_impostors is not None and found > self.max_impostors
         self.pairs = _sorted_pairs(blocks if self.max_impostors is None else [sample.keys], n)
         self.refreshes += 1
+        self.kept_for = 0
         self.largest_set = max(self.largest_set, found)
         self.largest_sample = max(self.largest_sample, self.pairs[0].size)
         self.L0 = L.copy()
@@ -398,6 +405,9 @@ class LMNN(LinearMetric):
         With `impostors='active_set'` only: at most this many candidate impostor pairs per
         refresh, a uniform sample (drawn with `random_state`) when a refresh finds more
         (`ActiveSetObjective`; PyLMNN's `max_impostors`); None: all of them.
+    resample_after : int, default=15
+        With `max_impostors`: accepted descent steps a sample is kept before it may be drawn
+        anew (when its certificate fails; mLMNN's `correction`, 15). Ignored without a cap.
 
     Attributes
     ----------
@@ -423,12 +433,12 @@ class LMNN(LinearMetric):
         "init": [Options(("auto", "pca", "lda", "identity", "random")), Array()],
         "n_components": COMPONENTS, "random_state": SEED,
         "impostors": [Options(("all", "active_set"))],
-        "max_impostors": [POSITIVE_INT, None],
+        "max_impostors": [POSITIVE_INT, None], "resample_after": [POSITIVE_INT],
     }
 
     def __init__(self, n_neighbors=3, learn_rate=1e-7, regularization=0.5, max_iter=1000,
                  min_iter=50, convergence_tol=1e-3, init="auto", n_components=None,
-                 random_state=None, impostors="all", max_impostors=None):
+                 random_state=None, impostors="all", max_impostors=None, resample_after=15):
         self.n_neighbors = n_neighbors
         self.learn_rate = learn_rate
         self.regularization = regularization
@@ -440,6 +450,7 @@ class LMNN(LinearMetric):
         self.random_state = random_state
         self.impostors = impostors
         self.max_impostors = max_impostors
+        self.resample_after = resample_after
 
     @classmethod
     def check_parameters(cls, params):
@@ -481,7 +492,8 @@ class LMNN(LinearMetric):
         if self.impostors == "active_set":
             objective = ActiveSetObjective(
                 X, label_inds, nearest_targets(X, label_inds, self.target_neighbors_),
-                self.regularization, self.max_impostors, self.random_state)
+                self.regularization, self.max_impostors, self.random_state,
+                self.resample_after)
         else:
             objective = Objective(X, label_inds,
                                   select_targets(X, label_inds, self.target_neighbors_),
@@ -494,7 +506,8 @@ class LMNN(LinearMetric):
     def fit_info(self) -> dict:
         form = f"impostors={self.impostors}"
         if self.max_impostors is not None:
-            form += f", max_impostors={self.max_impostors}"
+            form += (f", max_impostors={self.max_impostors}, "
+                     f"resample_after={self.resample_after}")
         info = {"target_neighbors": self.target_neighbors_, "scale_form": form}
         if isinstance(self._objective, ActiveSetObjective):
             info.update(evaluations=self._objective.evaluations,
