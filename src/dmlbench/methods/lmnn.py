@@ -284,18 +284,26 @@ class UniformSample:
     """A uniform sample without replacement of at most `size` keys from the blocks `add`ed
     (`keys`, in no order), held in `size` keys at most: each key draws a uniform priority and
     the `size` smallest priorities stay (a bottom-k sample: every subset of `size` keys equally
-    likely, however the keys come in blocks)."""
+    likely, however the keys come in blocks). Once it is full, a key whose priority is not below
+    the largest kept one cannot enter and is dropped before the selection, so a block costs its
+    draws and the few keys that enter, not a selection over the sample's size."""
 
     def __init__(self, size: int | None, rng: np.random.Generator):
         self.size, self.rng = size, rng
         self.keys, self.priorities = np.empty(0, dtype=np.int64), np.empty(0)
+        self.threshold = np.inf  # the largest kept priority once the sample is full
 
     def add(self, block: np.ndarray) -> None:
+        priorities = self.rng.random(block.size)
+        if self.threshold < np.inf:
+            entering = priorities < self.threshold
+            block, priorities = block[entering], priorities[entering]
         keys = np.concatenate([self.keys, block])
-        priorities = np.concatenate([self.priorities, self.rng.random(block.size)])
+        priorities = np.concatenate([self.priorities, priorities])
         if keys.size > self.size:
             kept = np.argpartition(priorities, self.size - 1)[:self.size]
             keys, priorities = keys[kept], priorities[kept]
+            self.threshold = priorities.max()
         self.keys, self.priorities = keys, priorities
 
 
